@@ -1,0 +1,347 @@
+package agentgraph
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Tool names that hand control to another agent, with the target in the name's suffix
+// (OpenAI Agents, LangGraph supervisor, AutoGen, Microsoft Agent Framework).
+var transferByName = regexp.MustCompile(`^(?:transfer_to|handoff_to)_(.+)$`)
+
+// Argument keys that name the target agent of a transfer call: Google ADK
+// transfer_to_agent{agentName}, Strands handoff_to_agent{agent_name} and swarm structured
+// output {agentId}, CrewAI delegation {coworker}.
+var transferArgKeys = []string{"agentName", "agent_name", "agentId", "agent_id", "agent", "coworker"}
+
+// Tools whose only job is a transfer: the target argument is trusted even when that agent
+// never runs (the edge is then unresolved).
+var transferTools = map[string]bool{"transfer_to_agent": true, "handoff_to_agent": true}
+
+// transferTarget returns the agent a tool call hands off to, if it is a transfer call.
+func transferTarget(tc *ToolCall, known map[string]bool) (string, bool) {
+	for _, key := range transferArgKeys {
+		v, ok := tc.Params[key].(string)
+		if !ok || v == "" {
+			continue
+		}
+		if transferTools[tc.Name] || known[v] {
+			return v, true
+		}
+	}
+	if transferTools[tc.Name] {
+		return "", true
+	}
+	if m := transferByName.FindStringSubmatch(tc.Name); m != nil && m[1] != "agent" {
+		return m[1], true
+	}
+	return "", false
+}
+
+// detectEdges gives each invocation at most one incoming edge, from the strongest evidence:
+// an explicit handoff span, then a transfer tool call, then nesting under another agent.
+func (g *Graph) detectEdges(chains Chains) {
+	byName := make(map[string][]*Invocation)
+	known := make(map[string]bool)
+	for _, inv := range g.Invocations {
+		byName[inv.Name] = append(byName[inv.Name], inv)
+		known[inv.Name] = true
+	}
+	// firstAfter is the first invocation named name that starts at or after the evidence
+	// and has no incoming edge yet.
+	firstAfter := func(name string, evidence *Span, not *Invocation) *Invocation {
+		for _, inv := range byName[name] {
+			if inv.In == nil && inv != not && inv.Span.Span.StartTimestamp() >= evidence.Span.StartTimestamp() {
+				return inv
+			}
+		}
+		return nil
+	}
+
+	for _, s := range g.Spans {
+		if s.Role != RoleHandoff {
+			continue
+		}
+		to := resolve(s.Span, chains.HandoffTo, nil)
+		if !to.Found() {
+			continue
+		}
+		from := resolve(s.Span, chains.HandoffFrom, nil)
+		recv := firstAfter(to.Text, s, nil)
+		if recv == nil {
+			continue
+		}
+		sender := s.owner
+		if from.Found() && (sender == nil || sender.Name != from.Text) {
+			sender = latestBefore(byName[from.Text], s)
+		}
+		if sender == nil || sender == recv {
+			continue
+		}
+		detection := DetectHandoffSpan
+		if d := attrStr(s.Span, "handoff.detection"); d != "" && s.Role == RoleHandoff && s.RoleSource == "scope" {
+			detection = d // one of our own HANDOFF spans, replayed: keep what it says
+		}
+		g.addEdge(&Edge{From: sender, To: recv, Detection: detection, Via: s,
+			Reason: resolve(s.Span, Chain{"handoff.reason"}, nil)})
+	}
+
+	for _, inv := range g.Invocations {
+		for _, tc := range inv.ToolCalls {
+			target, ok := transferTarget(tc, known)
+			if !ok {
+				continue
+			}
+			recv := firstAfter(target, tc.Span, inv)
+			if recv == nil {
+				g.Unresolved = append(g.Unresolved, tc)
+				continue
+			}
+			e := &Edge{From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Reason: tc.Args}
+			if c, ok := tc.Params["context"]; ok && c != nil {
+				if t := jsonText(c); !absent(t) {
+					e.Context = Value{Text: t, Source: tc.Args.Source + ".context"}
+				}
+			}
+			g.addEdge(e)
+		}
+	}
+
+	for _, inv := range g.Invocations {
+		owner := inv.Span.owner
+		if inv.In != nil || owner == nil {
+			continue
+		}
+		e := &Edge{From: owner, To: inv, Detection: DetectNesting}
+		for p := inv.Span.parent; p != nil && p != owner.Span; p = p.parent {
+			if p.Role == RoleTool {
+				e.Detection, e.Via = DetectAgentAsTool, p
+				for _, tc := range owner.ToolCalls {
+					if tc.Span == p {
+						e.Reason = tc.Args
+					}
+				}
+				break
+			}
+		}
+		g.addEdge(e)
+	}
+	sort.SliceStable(g.Edges, func(i, j int) bool { return g.Edges[i].To.Index < g.Edges[j].To.Index })
+	for _, inv := range g.Invocations {
+		sort.SliceStable(inv.Out, func(i, j int) bool { return inv.Out[i].To.Index < inv.Out[j].To.Index })
+	}
+}
+
+func (g *Graph) addEdge(e *Edge) {
+	e.To.In = e
+	e.From.Out = append(e.From.Out, e)
+	g.Edges = append(g.Edges, e)
+}
+
+// latestBefore is the last invocation of the list that started at or before the span.
+func latestBefore(list []*Invocation, s *Span) *Invocation {
+	var best *Invocation
+	for _, inv := range list {
+		if inv.Span.Span.StartTimestamp() <= s.Span.StartTimestamp() {
+			best = inv
+		}
+	}
+	return best
+}
+
+// rollup computes each invocation's self and subtree budgets. Tokens come from the
+// innermost LLM spans an agent owns; an agent span's own token attributes count only when
+// no LLM span sits below it (frameworks repeat the totals on agent spans).
+func (g *Graph) rollup() {
+	for _, inv := range g.Invocations {
+		r := &inv.Self
+		r.DurationMs = durationMs(inv.Span)
+		if inv.Span.Error != nil {
+			r.Errors++
+		}
+		if !inv.Span.llmBelow && inv.Span.HasTokens {
+			r.InputTokens += inv.Span.InputTokens
+			r.OutputTokens += inv.Span.OutputTokens
+		}
+		r.ToolCalls = len(inv.ToolCalls)
+	}
+	for _, s := range g.Spans {
+		inv := s.owner
+		if inv == nil || s.Role == RoleAgent {
+			continue
+		}
+		if s.Error != nil && !ignorableError(s) {
+			inv.Self.Errors++
+		}
+		if s.Role == RoleLLM && !s.llmBelowOwn {
+			inv.Self.LLMCalls++
+			inv.Self.InputTokens += s.InputTokens
+			inv.Self.OutputTokens += s.OutputTokens
+		}
+	}
+	for _, inv := range g.Invocations {
+		inv.Self.TotalTokens = inv.Self.InputTokens + inv.Self.OutputTokens
+	}
+	for _, inv := range g.Invocations {
+		inv.Subtree = g.subtree(inv)
+	}
+}
+
+// subtree sums the self budgets of everything reachable from inv, each invocation once;
+// its duration is the wall-clock envelope of those invocations.
+func (g *Graph) subtree(root *Invocation) Rollup {
+	var r Rollup
+	seen := map[*Invocation]bool{root: true}
+	stack := []*Invocation{root}
+	start, end := root.Span.Span.StartTimestamp(), root.Span.Span.EndTimestamp()
+	for len(stack) > 0 {
+		inv := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		s := inv.Self
+		r.InputTokens += s.InputTokens
+		r.OutputTokens += s.OutputTokens
+		r.TotalTokens += s.TotalTokens
+		r.ToolCalls += s.ToolCalls
+		r.LLMCalls += s.LLMCalls
+		r.Errors += s.Errors
+		if t := inv.Span.Span.StartTimestamp(); t < start {
+			start = t
+		}
+		if t := inv.Span.Span.EndTimestamp(); t > end {
+			end = t
+		}
+		for _, e := range inv.Out {
+			if !seen[e.To] {
+				seen[e.To] = true
+				stack = append(stack, e.To)
+			}
+		}
+	}
+	if end > start {
+		r.DurationMs = float64(end-start) / 1e6
+	}
+	return r
+}
+
+func durationMs(s *Span) float64 {
+	st, en := s.Span.StartTimestamp(), s.Span.EndTimestamp()
+	if en <= st {
+		return 0
+	}
+	return float64(en-st) / 1e6
+}
+
+// ignorableError reports framework control flow recorded as errors: LangGraph throws
+// ParentCommand / Command / GraphInterrupt internally on every handoff.
+func ignorableError(s *Span) bool {
+	for _, p := range []string{"ParentCommand", "Command(", "GraphInterrupt"} {
+		if strings.Contains(s.Error.Type, p) || strings.HasPrefix(s.Error.Message, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// measure finds the root invocation, the depth (longest chain of hops) and name cycles.
+func (g *Graph) measure() {
+	for _, inv := range g.Invocations {
+		if inv.In == nil {
+			g.Root = inv
+			break
+		}
+	}
+	memo := make(map[*Invocation]int)
+	var depth func(*Invocation) int
+	depth = func(inv *Invocation) int {
+		if d, ok := memo[inv]; ok {
+			return d
+		}
+		memo[inv] = 0 // in progress: a loop contributes nothing more
+		best := 0
+		for _, e := range inv.Out {
+			if d := 1 + depth(e.To); d > best {
+				best = d
+			}
+		}
+		memo[inv] = best
+		return best
+	}
+	for _, inv := range g.Invocations {
+		if inv.In == nil {
+			if d := depth(inv); d > g.Depth {
+				g.Depth = d
+			}
+		}
+	}
+	g.Cycles = nameCycles(g.Edges)
+}
+
+// nameCycles returns the strongly connected groups of the agent-name graph that contain a
+// cycle (two or more names, or a name that hands off to itself), each sorted.
+func nameCycles(edges []*Edge) [][]string {
+	adj := make(map[string][]string)
+	self := make(map[string]bool)
+	var names []string
+	seen := make(map[string]bool)
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	for _, e := range edges {
+		add(e.From.Name)
+		add(e.To.Name)
+		adj[e.From.Name] = append(adj[e.From.Name], e.To.Name)
+		if e.From.Name == e.To.Name {
+			self[e.From.Name] = true
+		}
+	}
+	sort.Strings(names)
+	// Tarjan's algorithm.
+	index := make(map[string]int)
+	low := make(map[string]int)
+	onStack := make(map[string]bool)
+	var stack []string
+	var out [][]string
+	next := 0
+	var visit func(string)
+	visit = func(v string) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range adj[v] {
+			if _, ok := index[w]; !ok {
+				visit(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			var comp []string
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp = append(comp, w)
+				if w == v {
+					break
+				}
+			}
+			if len(comp) > 1 || self[v] {
+				sort.Strings(comp)
+				out = append(out, comp)
+			}
+		}
+	}
+	for _, n := range names {
+		if _, ok := index[n]; !ok {
+			visit(n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], ",") < strings.Join(out[j], ",") })
+	return out
+}

@@ -1,0 +1,378 @@
+package agentgraph
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Span is one span of a trace, classified once through the fallback chains.
+type Span struct {
+	Span     ptrace.Span
+	Resource pcommon.Resource
+	Scope    pcommon.InstrumentationScope
+
+	ID, ParentID pcommon.SpanID
+	Role         Role
+	RoleSource   string
+	// Name is the agent name (agent spans) or tool name (tool spans); else the span name.
+	Name  Value
+	Error *ErrorInfo
+
+	InputTokens, OutputTokens int64
+	HasTokens                 bool
+
+	parent   *Span
+	children []*Span
+	// owner is the nearest agent span above this one (nil at top level).
+	owner *Invocation
+	// llmBelow is true when an LLM span sits anywhere below this span; llmBelowOwn when
+	// one sits below it without an agent span in between (a wrapped, double-counted call).
+	llmBelow, llmBelowOwn bool
+}
+
+// ErrorInfo is a normalized error: span status ERROR, error.type or an exception event.
+type ErrorInfo struct {
+	Type    string `json:"type,omitempty"`
+	Message string `json:"message,omitempty"`
+	Source  string `json:"source"`
+}
+
+// ToolCall is one tool span under an agent.
+type ToolCall struct {
+	Span   *Span
+	Name   string
+	Args   Value
+	Result Value
+	// Params is Args parsed as a JSON object, when it is one.
+	Params map[string]any
+}
+
+// Rollup is what an agent spent.
+type Rollup struct {
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	TotalTokens  int64   `json:"total_tokens"`
+	DurationMs   float64 `json:"duration_ms"`
+	ToolCalls    int     `json:"tool_calls"`
+	LLMCalls     int     `json:"llm_calls"`
+	Errors       int     `json:"errors"`
+}
+
+// Invocation is one run of an agent (one agent span): a node of the delegation DAG.
+type Invocation struct {
+	Index        int
+	Span         *Span
+	Name         string
+	Input        Value
+	Output       Value
+	AllowedTools []string
+	AllowedFrom  string
+	ToolCalls    []*ToolCall
+	// In is the edge that started this invocation (nil for a root invocation).
+	In      *Edge
+	Out     []*Edge
+	Self    Rollup
+	Subtree Rollup
+
+	llms []*Span
+}
+
+// Detection says what evidence produced an edge, strongest first.
+const (
+	DetectHandoffSpan  = "handoff_span"
+	DetectTransferTool = "transfer_tool"
+	DetectAgentAsTool  = "agent_as_tool"
+	DetectNesting      = "nesting"
+)
+
+// Edge is one agent-to-agent handoff.
+type Edge struct {
+	From, To  *Invocation
+	Detection string
+	// Via is the span carrying the evidence: the transfer tool call, the tool the receiver
+	// runs under, or the explicit handoff span. Nil for plain nesting.
+	Via *Span
+	// Reason is the dispatch trigger (the via span's arguments), when there is one.
+	Reason Value
+	// Context is the "context" argument of a transfer call, when the framework passes one.
+	Context Value
+}
+
+// Graph is the delegation DAG of one trace.
+type Graph struct {
+	TraceID     pcommon.TraceID
+	Spans       []*Span
+	Invocations []*Invocation
+	Edges       []*Edge
+	// Root is the earliest invocation nobody handed off to.
+	Root *Invocation
+	// RootSpan is the trace's root span (no parent), or the earliest top-level span.
+	RootSpan *Span
+	Depth    int
+	// Cycles are the name-level cycles of the edges, each as its agent names in order.
+	Cycles [][]string
+	// Orphans counts spans whose parent is not in the trace; they hang off a virtual root.
+	Orphans int
+	// Duplicates counts spans whose span id was already seen (the first one is kept).
+	Duplicates int
+	// BrokenLinks counts parent links cut because they formed a loop.
+	BrokenLinks int
+	// Unresolved lists transfer calls whose target agent never ran in this trace.
+	Unresolved []*ToolCall
+}
+
+// Options tune the builder.
+type Options struct {
+	Chains Chains
+}
+
+// Build classifies the spans of one trace and assembles its delegation DAG. spans may come
+// in any order and may contain duplicates, cycles and missing parents; none of that panics.
+func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
+	chains := opts.Chains.withDefaults()
+	g := &Graph{TraceID: traceID}
+	byID := make(map[pcommon.SpanID]*Span, len(spans))
+	for _, s := range spans {
+		if _, dup := byID[s.ID]; dup {
+			g.Duplicates++
+			continue
+		}
+		byID[s.ID] = s
+		g.Spans = append(g.Spans, s)
+	}
+	sort.SliceStable(g.Spans, func(i, j int) bool { return spanLess(g.Spans[i], g.Spans[j]) })
+
+	g.link(byID)
+	for _, s := range g.Spans {
+		s.Role, s.RoleSource = classifyRole(s.Span, s.Scope.Name())
+		s.Error = spanError(s.Span, chains)
+		if s.Role == RoleAgent {
+			s.Name = nameFrom(s.Span, chains.AgentName, agentNameFromSpan)
+		} else if s.Role == RoleTool {
+			s.Name = nameFrom(s.Span, chains.ToolName, toolNameFromSpan)
+		} else {
+			s.Name = Value{Text: s.Span.Name(), Source: "span.name.verbatim"}
+		}
+		if in, _, ok := resolveInt(s.Span, chains.InputTokens); ok {
+			s.InputTokens, s.HasTokens = in, true
+		}
+		if out, _, ok := resolveInt(s.Span, chains.OutputTokens); ok {
+			s.OutputTokens, s.HasTokens = out, true
+		}
+	}
+	g.assignOwners()
+	g.collect(chains)
+	g.detectEdges(chains)
+	g.rollup()
+	g.measure()
+	return g
+}
+
+func spanLess(a, b *Span) bool {
+	as, bs := a.Span.StartTimestamp(), b.Span.StartTimestamp()
+	if as != bs {
+		return as < bs
+	}
+	return bytes.Compare(a.ID[:], b.ID[:]) < 0
+}
+
+// link resolves parents, cuts parent loops and counts orphans.
+func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
+	for _, s := range g.Spans {
+		if s.ParentID.IsEmpty() {
+			continue
+		}
+		p, ok := byID[s.ParentID]
+		if !ok || p == s {
+			g.Orphans++
+			continue
+		}
+		s.parent = p
+	}
+	// A parent loop (A under B under A) has no root; walk up with a per-walk mark and cut
+	// the link that closes the loop.
+	state := make(map[*Span]int, len(g.Spans)) // 0 unseen, 1 on current walk, 2 done
+	for _, s := range g.Spans {
+		var path []*Span
+		for cur := s; cur != nil && state[cur] == 0; cur = cur.parent {
+			state[cur] = 1
+			path = append(path, cur)
+			if cur.parent != nil && state[cur.parent] == 1 {
+				cur.parent = nil
+				g.BrokenLinks++
+				break
+			}
+		}
+		for _, p := range path {
+			state[p] = 2
+		}
+	}
+	for _, s := range g.Spans {
+		if s.parent != nil {
+			s.parent.children = append(s.parent.children, s)
+		} else if g.RootSpan == nil || (s.ParentID.IsEmpty() && !g.RootSpan.ParentID.IsEmpty()) {
+			g.RootSpan = s
+		}
+	}
+}
+
+// topLevel returns the spans without a parent in this trace, in start order.
+func (g *Graph) topLevel() []*Span {
+	var out []*Span
+	for _, s := range g.Spans {
+		if s.parent == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// assignOwners creates an Invocation per agent span (in start order) and walks the span
+// forest top-down, iteratively since traces can be deep, giving every span its nearest
+// agent ancestor.
+func (g *Graph) assignOwners() {
+	invs := make(map[*Span]*Invocation)
+	for _, s := range g.Spans {
+		if s.Role == RoleAgent {
+			inv := &Invocation{Index: len(g.Invocations), Span: s, Name: s.Name.Text}
+			g.Invocations = append(g.Invocations, inv)
+			invs[s] = inv
+		}
+	}
+	type item struct {
+		s     *Span
+		owner *Invocation
+	}
+	tops := g.topLevel()
+	stack := make([]item, 0, len(g.Spans))
+	for i := len(tops) - 1; i >= 0; i-- {
+		stack = append(stack, item{tops[i], nil})
+	}
+	order := make([]*Span, 0, len(g.Spans))
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		it.s.owner = it.owner
+		order = append(order, it.s)
+		below := it.owner
+		if inv := invs[it.s]; inv != nil {
+			below = inv
+		}
+		for i := len(it.s.children) - 1; i >= 0; i-- {
+			stack = append(stack, item{it.s.children[i], below})
+		}
+	}
+	// Bottom-up: which spans have an LLM span below them.
+	for i := len(order) - 1; i >= 0; i-- {
+		s := order[i]
+		if s.parent == nil {
+			continue
+		}
+		if s.Role == RoleLLM || s.llmBelow {
+			s.parent.llmBelow = true
+		}
+		if s.Role == RoleLLM || (s.llmBelowOwn && s.Role != RoleAgent) {
+			s.parent.llmBelowOwn = true
+		}
+	}
+}
+
+// collect gathers each invocation's tools, LLM calls, content and allowed tools.
+func (g *Graph) collect(chains Chains) {
+	for _, s := range g.Spans {
+		inv := s.owner
+		if inv == nil {
+			continue
+		}
+		switch s.Role {
+		case RoleTool:
+			tc := &ToolCall{Span: s, Name: s.Name.Text,
+				Args:   resolve(s.Span, chains.ToolArgs, nil),
+				Result: resolve(s.Span, chains.ToolResult, nil)}
+			tc.Params = parseObject(tc.Args.Text)
+			inv.ToolCalls = append(inv.ToolCalls, tc)
+		case RoleLLM:
+			inv.llms = append(inv.llms, s)
+		}
+	}
+	for _, inv := range g.Invocations {
+		var first, last *Span
+		if len(inv.llms) > 0 {
+			first, last = inv.llms[0], inv.llms[len(inv.llms)-1]
+		}
+		inv.Input = resolve(inv.Span.Span, chains.Input, first)
+		inv.Output = resolve(inv.Span.Span, chains.Output, last)
+		tools := resolve(inv.Span.Span, chains.AllowedTools, first)
+		if tools.Found() {
+			inv.AllowedTools = toolNames(tools.Text)
+			inv.AllowedFrom = tools.Source
+		}
+	}
+}
+
+// parseObject parses a JSON object, or returns nil.
+func parseObject(s string) map[string]any {
+	if s == "" || s[0] != '{' {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(s), &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// toolNames reads tool names from a list of names or of tool definitions in the OTel
+// ({"name": ...}) or OpenAI ({"function": {"name": ...}}) schema.
+func toolNames(s string) []string {
+	var items []any
+	if json.Unmarshal([]byte(s), &items) != nil {
+		return nil
+	}
+	var names []string
+	for _, it := range items {
+		switch v := it.(type) {
+		case string:
+			names = append(names, v)
+		case map[string]any:
+			if n, ok := v["name"].(string); ok {
+				names = append(names, n)
+			} else if f, ok := v["function"].(map[string]any); ok {
+				if n, ok := f["name"].(string); ok {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// spanError normalizes the error a span carries, if any.
+func spanError(s ptrace.Span, chains Chains) *ErrorInfo {
+	typ := resolve(s, chains.ErrorType, nil)
+	if s.Status().Code() == ptrace.StatusCodeError {
+		e := &ErrorInfo{Message: s.Status().Message(), Source: "status"}
+		if typ.Found() {
+			e.Type = typ.Text
+		}
+		if e.Message == "" {
+			e.Message, _ = lookupPlace(s, "event:exception:exception.message")
+		}
+		return e
+	}
+	if typ.Found() {
+		msg, _ := lookupPlace(s, "event:exception:exception.message")
+		if msg == "" {
+			msg = attrStr(s, "error.message")
+		}
+		return &ErrorInfo{Type: typ.Text, Message: msg, Source: typ.Source}
+	}
+	if st := attrStr(s, "gen_ai.tool.status"); st == "error" {
+		return &ErrorInfo{Source: "gen_ai.tool.status"}
+	}
+	return nil
+}

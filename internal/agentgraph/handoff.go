@@ -1,0 +1,196 @@
+package agentgraph
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"regexp"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Attribute keys of the HANDOFF span (traceAI's schema from seed 004, plus provenance).
+const (
+	AttrSource         = "handoff.source"
+	AttrTarget         = "handoff.target"
+	AttrSourceSpanID   = "handoff.source.span_id"
+	AttrTargetSpanID   = "handoff.target.span_id"
+	AttrDetection      = "handoff.detection"
+	AttrInferred       = "handoff.inferred"
+	AttrScopePrompt    = "handoff.scope_prompt"
+	AttrAllowedTools   = "handoff.allowed_tools"
+	AttrContextSummary = "handoff.context_summary"
+	AttrReason         = "handoff.reason"
+	AttrReturnValue    = "handoff.return_value"
+	AttrError          = "handoff.error"
+	AttrReceiverErrors = "handoff.receiver.errors"
+	AttrParentID       = "handoff.parent_id"
+	// AttrSpanKind marks the span for traceAI-style consumers (fi.span.kind = HANDOFF).
+	AttrSpanKind = "fi.span.kind"
+	// SourceSuffix is appended to a content key to name the chain place it came from;
+	// TriedSuffix lists the places tried when none held a value (source "none").
+	SourceSuffix = ".source"
+	TriedSuffix  = ".tried"
+)
+
+// ContentPolicy limits and redacts content copied into HANDOFF spans.
+type ContentPolicy struct {
+	// MaxBytes caps each content attribute (0 = no limit); cut at a UTF-8 boundary.
+	MaxBytes int
+	// Redact replaces every match with "[REDACTED]" before the cap applies.
+	Redact []*regexp.Regexp
+}
+
+// Apply redacts and caps one content value.
+func (p ContentPolicy) Apply(s string) string {
+	for _, re := range p.Redact {
+		s = re.ReplaceAllString(s, "[REDACTED]")
+	}
+	if p.MaxBytes > 0 && len(s) > p.MaxBytes {
+		cut := p.MaxBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	if !utf8.ValidString(s) {
+		s = string([]rune(s)) // replaces invalid bytes with U+FFFD
+	}
+	return s
+}
+
+// HandoffSpanID is the deterministic span id of the HANDOFF span of the edge into the
+// receiver span: a replay or a second collector produces the same id.
+func HandoffSpanID(traceID pcommon.TraceID, receiver pcommon.SpanID) pcommon.SpanID {
+	h := sha256.New()
+	h.Write(traceID[:])
+	h.Write(receiver[:])
+	h.Write([]byte("handoff"))
+	var id pcommon.SpanID
+	copy(id[:], h.Sum(nil))
+	if id.IsEmpty() {
+		id[7] = 1
+	}
+	return id
+}
+
+// handoffSpanID is the id of the span that stands for e: the explicit handoff span when the
+// framework emitted one, else the synthesized one.
+func handoffSpanID(g *Graph, e *Edge) pcommon.SpanID {
+	if e.Via != nil && e.Via.Role == RoleHandoff {
+		return e.Via.ID
+	}
+	return HandoffSpanID(g.TraceID, e.To.Span.ID)
+}
+
+// AppendHandoffs adds one HANDOFF span per edge of g to dst, or enriches the framework's own
+// handoff span where one exists (never a twin). It returns the number of spans added.
+func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
+	added := 0
+	scopes := make(map[pcommon.Resource]ptrace.SpanSlice)
+	for _, e := range g.Edges {
+		if e.Via != nil && e.Via.Role == RoleHandoff {
+			fillHandoff(g, e, e.Via.Span, policy, false)
+			continue
+		}
+		res := e.From.Span.Resource
+		spans, ok := scopes[res]
+		if !ok {
+			rs := dst.ResourceSpans().AppendEmpty()
+			res.CopyTo(rs.Resource())
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName(ScopeName)
+			spans = ss.Spans()
+			scopes[res] = spans
+		}
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(g.TraceID)
+		sp.SetSpanID(handoffSpanID(g, e))
+		sp.SetParentSpanID(e.From.Span.ID)
+		sp.SetName("handoff " + e.From.Name + " -> " + e.To.Name)
+		sp.SetKind(ptrace.SpanKindInternal)
+		sp.SetStartTimestamp(e.To.Span.Span.StartTimestamp())
+		sp.SetEndTimestamp(e.To.Span.Span.EndTimestamp())
+		fillHandoff(g, e, sp, policy, true)
+		added++
+	}
+	return added
+}
+
+// fillHandoff writes the HANDOFF attributes. On a framework's own span (overwrite=false)
+// it only adds what is missing.
+func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwrite bool) {
+	attrs := sp.Attributes()
+	put := func(key, val string) {
+		if _, exists := attrs.Get(key); overwrite || !exists {
+			attrs.PutStr(key, val)
+		}
+	}
+	putValue := func(key string, v Value) {
+		if v.Found() {
+			put(key, policy.Apply(v.Text))
+			put(key+SourceSuffix, v.Source)
+			return
+		}
+		put(key+SourceSuffix, SourceNone)
+		if _, exists := attrs.Get(key + TriedSuffix); overwrite || !exists {
+			tried := attrs.PutEmptySlice(key + TriedSuffix)
+			for _, t := range v.Tried {
+				tried.AppendEmpty().SetStr(t)
+			}
+		}
+	}
+	put(AttrSpanKind, "HANDOFF")
+	put(AttrSource, e.From.Name)
+	put(AttrTarget, e.To.Name)
+	put(AttrSourceSpanID, e.From.Span.ID.String())
+	put(AttrTargetSpanID, e.To.Span.ID.String())
+	put(AttrDetection, e.Detection)
+	if _, exists := attrs.Get(AttrInferred); overwrite || !exists {
+		attrs.PutBool(AttrInferred, false)
+	}
+	putValue(AttrScopePrompt, e.To.Input)
+	if e.To.AllowedTools != nil {
+		if _, exists := attrs.Get(AttrAllowedTools); overwrite || !exists {
+			tools := attrs.PutEmptySlice(AttrAllowedTools)
+			for _, t := range e.To.AllowedTools {
+				tools.AppendEmpty().SetStr(t)
+			}
+			put(AttrAllowedTools+SourceSuffix, e.To.AllowedFrom)
+		}
+	}
+	if e.Context.Found() {
+		putValue(AttrContextSummary, e.Context)
+	}
+	if e.Reason.Found() {
+		putValue(AttrReason, e.Reason)
+	}
+	putValue(AttrReturnValue, e.To.Output)
+	if errInfo := handoffError(e); errInfo != nil {
+		b, _ := json.Marshal(errInfo)
+		put(AttrError, policy.Apply(string(b)))
+		if overwrite {
+			sp.Status().SetCode(ptrace.StatusCodeError)
+			sp.Status().SetMessage(policy.Apply(errInfo.Message))
+		}
+	}
+	if _, exists := attrs.Get(AttrReceiverErrors); overwrite || !exists {
+		attrs.PutInt(AttrReceiverErrors, int64(e.To.Subtree.Errors))
+	}
+	if e.From.In != nil {
+		put(AttrParentID, handoffSpanID(g, e.From.In).String())
+	}
+}
+
+// handoffError is the error of the round trip: the receiver's own span, else the span
+// that carried the dispatch.
+func handoffError(e *Edge) *ErrorInfo {
+	if e.To.Span.Error != nil {
+		return e.To.Span.Error
+	}
+	if e.Via != nil && e.Via.Error != nil {
+		return e.Via.Error
+	}
+	return nil
+}

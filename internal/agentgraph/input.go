@@ -1,0 +1,60 @@
+package agentgraph
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// SpansOf wraps every span of td for Build, grouped by trace id. The wrappers reference
+// td's spans, so td must stay alive (and unchanged) while the graphs are used.
+func SpansOf(td ptrace.Traces) map[pcommon.TraceID][]*Span {
+	out := make(map[pcommon.TraceID][]*Span)
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				out[sp.TraceID()] = append(out[sp.TraceID()], &Span{
+					Span: sp, Resource: rs.Resource(), Scope: ss.Scope(),
+					ID: sp.SpanID(), ParentID: sp.ParentSpanID(),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// BuildAll builds the graph of every trace in td, ordered by trace id.
+func BuildAll(td ptrace.Traces, opts Options) []*Graph {
+	byTrace := SpansOf(td)
+	ids := make([]pcommon.TraceID, 0, len(byTrace))
+	for id := range byTrace {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
+	graphs := make([]*Graph, 0, len(ids))
+	for _, id := range ids {
+		graphs = append(graphs, Build(id, byTrace[id], opts))
+	}
+	return graphs
+}
+
+// jsonText renders a decoded JSON value back as text (strings stay bare).
+func jsonText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

@@ -1,0 +1,125 @@
+package agentgraph
+
+import (
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Value is a resolved field: the text found and the chain place it came from. Source is
+// "none" when no place of the chain held a value; Tried then lists the places looked at.
+type Value struct {
+	Text   string   `json:"text,omitempty"`
+	Source string   `json:"source"`
+	Tried  []string `json:"tried,omitempty"`
+}
+
+// SourceNone marks a Value whose chain found nothing.
+const SourceNone = "none"
+
+// Found reports whether the chain produced a value.
+func (v Value) Found() bool { return v.Source != SourceNone && v.Source != "" }
+
+// asText renders an attribute value as text; maps and slices become JSON.
+func asText(v pcommon.Value) string {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return v.Str()
+	case pcommon.ValueTypeEmpty:
+		return ""
+	default:
+		return v.AsString()
+	}
+}
+
+// absent reports the placeholders frameworks write when content capture is off.
+func absent(s string) bool {
+	switch strings.TrimSpace(s) {
+	case "", "{}", "[]", "null", "N/A", "<not specified>", `""`:
+		return true
+	}
+	return false
+}
+
+// lookupPlace resolves one attribute or event place on a span.
+func lookupPlace(s ptrace.Span, place string) (string, bool) {
+	if rest, ok := strings.CutPrefix(place, "event:"); ok {
+		name, key, ok := strings.Cut(rest, ":")
+		if !ok {
+			return "", false
+		}
+		events := s.Events()
+		for i := 0; i < events.Len(); i++ {
+			e := events.At(i)
+			if e.Name() != name {
+				continue
+			}
+			if v, ok := e.Attributes().Get(key); ok {
+				if t := asText(v); !absent(t) {
+					return t, true
+				}
+			}
+		}
+		return "", false
+	}
+	v, ok := s.Attributes().Get(place)
+	if !ok {
+		return "", false
+	}
+	t := asText(v)
+	if absent(t) {
+		return "", false
+	}
+	return t, true
+}
+
+// resolve walks a chain on a span. llm: places are looked up on llmChild (may be nil).
+func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
+	for _, place := range chain {
+		target := s
+		p := place
+		if rest, ok := strings.CutPrefix(place, "llm:"); ok {
+			if llmChild == nil {
+				continue
+			}
+			target, p = llmChild.Span, rest
+		}
+		if t, ok := lookupPlace(target, p); ok {
+			return Value{Text: t, Source: place}
+		}
+	}
+	return Value{Source: SourceNone, Tried: chain}
+}
+
+// resolveInt walks a chain of numeric attributes; strings that parse as integers count
+// (AgentOps writes token counts as strings).
+func resolveInt(s ptrace.Span, chain Chain) (int64, string, bool) {
+	attrs := s.Attributes()
+	for _, key := range chain {
+		v, ok := attrs.Get(key)
+		if !ok {
+			continue
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeInt:
+			return v.Int(), key, true
+		case pcommon.ValueTypeDouble:
+			return int64(v.Double()), key, true
+		case pcommon.ValueTypeStr:
+			if n, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64); err == nil {
+				return n, key, true
+			}
+		}
+	}
+	return 0, "", false
+}
+
+// attrStr returns a string attribute or "".
+func attrStr(s ptrace.Span, key string) string {
+	if v, ok := s.Attributes().Get(key); ok {
+		return asText(v)
+	}
+	return ""
+}
