@@ -34,6 +34,18 @@ const (
 	TriedSuffix  = ".tried"
 )
 
+// Attributes the handoff processor writes on the spans it forwards; the assertion exporter
+// reads them.
+const (
+	// AttrTraceComplete (false) and AttrReleaseReason mark the root span (or, without one,
+	// the earliest span) of a trace released before it was complete.
+	AttrTraceComplete = "handoff.trace.complete"
+	AttrReleaseReason = "handoff.trace.release_reason"
+	// AttrLateSpan marks spans forwarded outside their trace: late ones, and any that
+	// arrived while the processor was not running. They are not assembled or judged again.
+	AttrLateSpan = "handoff.late_span"
+)
+
 // ContentPolicy limits and redacts content copied into HANDOFF spans.
 type ContentPolicy struct {
 	// MaxBytes caps each content attribute (0 = no limit); cut at a UTF-8 boundary.

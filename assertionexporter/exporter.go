@@ -1,0 +1,135 @@
+package assertionexporter
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+type assertionExporter struct {
+	cfg       *Config
+	logger    *zap.Logger
+	telemetry *telemetry
+	eval      *rules.Evaluator
+	graphOpts agentgraph.Options
+	jsonl     *report.JSONLines
+}
+
+var _ exporter.Traces = (*assertionExporter)(nil)
+
+func newExporter(set exporter.Settings, cfg *Config) (*assertionExporter, error) {
+	eval, err := rules.Compile(cfg.Cases, cfg.EvalCostLimit)
+	if err != nil {
+		return nil, err
+	}
+	tel, err := newTelemetry(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &assertionExporter{cfg: cfg, logger: set.Logger, telemetry: tel, eval: eval,
+		graphOpts: agentgraph.Options{Chains: cfg.Chains}}, nil
+}
+
+func (e *assertionExporter) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+func (e *assertionExporter) Start(context.Context, component.Host) error {
+	if path := e.cfg.Reports.JSONLines; path != "" {
+		w, err := report.OpenJSONLines(path)
+		if err != nil {
+			return err
+		}
+		e.jsonl = w
+	}
+	e.telemetry.start(e.eval.Cases())
+	if len(e.cfg.Cases) == 0 {
+		e.logger.Warn("assertion exporter has no cases: traces are received but nothing is asserted")
+	}
+	e.logger.Info("assertion exporter started", zap.Int("cases", len(e.cfg.Cases)))
+	return nil
+}
+
+// ConsumeTraces evaluates every case on every trace of td. The handoff processor sends
+// whole traces; spans it marked late belong to a trace already judged and are skipped.
+func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	var all []rules.Result
+	for id, spans := range agentgraph.SpansOf(td) {
+		kept := spans[:0]
+		complete := true
+		for _, s := range spans {
+			attrs := s.Span.Attributes()
+			if v, ok := attrs.Get(agentgraph.AttrLateSpan); ok && v.Bool() {
+				continue
+			}
+			if v, ok := attrs.Get(agentgraph.AttrTraceComplete); ok && !v.Bool() {
+				complete = false
+			}
+			kept = append(kept, s)
+		}
+		if late := len(spans) - len(kept); late > 0 {
+			e.telemetry.lateSpans(ctx, late)
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		began := time.Now()
+		g := agentgraph.Build(id, kept, e.graphOpts)
+		results := e.eval.Evaluate(g, complete)
+		e.telemetry.evaluated(ctx, complete, time.Since(began), results)
+		e.log(results)
+		all = append(all, results...)
+	}
+	if e.jsonl != nil && len(all) > 0 {
+		return e.jsonl.Write(all)
+	}
+	return nil
+}
+
+// log writes one structured record per result the config asks for, shaped after the GenAI
+// gen_ai.evaluation.result event.
+func (e *assertionExporter) log(results []rules.Result) {
+	if e.cfg.LogVerdicts == LogNone {
+		return
+	}
+	for _, r := range results {
+		failed := r.Outcome == rules.Fail || r.Outcome == rules.Error
+		if !failed && e.cfg.LogVerdicts != LogAll {
+			continue
+		}
+		fields := []zap.Field{
+			zap.String("trace_id", r.TraceID),
+			zap.String("case", r.Case),
+			zap.String("step", r.Step),
+			zap.String("outcome", string(r.Outcome)),
+			zap.String("expected", r.Expected),
+			zap.String("actual", r.Actual),
+			zap.Bool("trace_complete", r.Complete),
+			zap.String("gen_ai.evaluation.name", r.Case+"/"+r.Step),
+			zap.String("gen_ai.evaluation.score.label", string(r.Outcome)),
+			zap.String("gen_ai.evaluation.explanation", r.Message),
+		}
+		if failed {
+			e.logger.Warn("assertion "+string(r.Outcome)+": "+r.Message, fields...)
+		} else {
+			e.logger.Info("assertion "+string(r.Outcome)+": "+r.Message, fields...)
+		}
+	}
+}
+
+func (e *assertionExporter) Shutdown(context.Context) error {
+	e.telemetry.shutdown()
+	if e.jsonl != nil {
+		return e.jsonl.Close()
+	}
+	return nil
+}

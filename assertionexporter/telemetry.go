@@ -1,0 +1,66 @@
+package assertionexporter
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+// telemetry records the exporter's metrics. Attribute values come only from the config
+// (case and step names) and fixed sets (outcomes), never from trace data.
+type telemetry struct {
+	tb *metadata.TelemetryBuilder
+}
+
+func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
+	tb, err := metadata.NewTelemetryBuilder(set)
+	if err != nil {
+		return nil, err
+	}
+	return &telemetry{tb: tb}, nil
+}
+
+func evalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(
+		attribute.String("case", c), attribute.String("step", step), attribute.String("outcome", string(o))))
+}
+
+func completeAttr(complete bool) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.Bool("complete", complete)))
+}
+
+// start zero-initializes every series the config can produce.
+func (t *telemetry) start(cases map[string][]string) {
+	ctx := context.Background()
+	for c, steps := range cases {
+		for _, s := range steps {
+			for _, o := range rules.Outcomes {
+				t.tb.ExporterAssertionEvaluations.Add(ctx, 0, evalAttrs(c, s, o))
+			}
+		}
+	}
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, completeAttr(true))
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, completeAttr(false))
+	t.tb.ExporterAssertionLateSpans.Add(ctx, 0)
+}
+
+func (t *telemetry) shutdown() { t.tb.Shutdown() }
+
+func (t *telemetry) lateSpans(ctx context.Context, n int) {
+	t.tb.ExporterAssertionLateSpans.Add(ctx, int64(n))
+}
+
+// evaluated records one trace's evaluation.
+func (t *telemetry) evaluated(ctx context.Context, complete bool, took time.Duration, results []rules.Result) {
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 1, completeAttr(complete))
+	t.tb.ExporterAssertionEvalLatency.Record(ctx, took.Microseconds())
+	for _, r := range results {
+		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, evalAttrs(r.Case, r.Step, r.Outcome))
+	}
+}

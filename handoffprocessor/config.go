@@ -1,0 +1,90 @@
+package handoffprocessor
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+)
+
+// Config configures the handoff processor. See README.md for every key.
+type Config struct {
+	// QuietPeriod is how long to wait for stragglers after the root span arrived; every new
+	// span of the trace restarts it.
+	QuietPeriod time.Duration `mapstructure:"quiet_period"`
+	// MaxWait is the hard cap from a trace's first span to its release; never extended.
+	MaxWait time.Duration `mapstructure:"max_wait"`
+	// NumTraces bounds the traces held at once; over it the oldest is released early.
+	NumTraces int `mapstructure:"num_traces"`
+	// MaxSpansPerTrace bounds one trace; over it the trace is released early.
+	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
+	// NumShards splits the buffer into independent loops (0 = one per CPU).
+	NumShards int `mapstructure:"num_shards"`
+	// LateSpanCacheSize is how many released trace ids are remembered to recognize late spans.
+	LateSpanCacheSize int `mapstructure:"late_span_cache_size"`
+	// Content limits what is copied into HANDOFF spans.
+	Content ContentConfig `mapstructure:"content"`
+	// Chains overrides fallback chains per normalized field (empty = default chain).
+	Chains agentgraph.Chains `mapstructure:"chains"`
+
+	_ struct{}
+}
+
+// ContentConfig limits and redacts content copied into HANDOFF spans.
+type ContentConfig struct {
+	// MaxBytes caps each content attribute (0 = unlimited).
+	MaxBytes int `mapstructure:"max_bytes"`
+	// Redact lists regular expressions whose matches are replaced by [REDACTED].
+	Redact []string `mapstructure:"redact"`
+
+	_ struct{}
+}
+
+var _ confmap.Validator = (*Config)(nil)
+
+// Validate checks every field and reports all problems at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.QuietPeriod <= 0 {
+		errs = append(errs, errors.New("quiet_period must be greater than 0"))
+	}
+	if c.MaxWait <= 0 {
+		errs = append(errs, errors.New("max_wait must be greater than 0"))
+	} else if c.MaxWait < c.QuietPeriod {
+		errs = append(errs, fmt.Errorf("max_wait (%s) must be at least quiet_period (%s)", c.MaxWait, c.QuietPeriod))
+	}
+	if c.NumTraces <= 0 {
+		errs = append(errs, errors.New("num_traces must be greater than 0"))
+	}
+	if c.MaxSpansPerTrace <= 0 {
+		errs = append(errs, errors.New("max_spans_per_trace must be greater than 0"))
+	}
+	if c.NumShards < 0 {
+		errs = append(errs, errors.New("num_shards must not be negative"))
+	}
+	if c.LateSpanCacheSize <= 0 {
+		errs = append(errs, errors.New("late_span_cache_size must be greater than 0"))
+	}
+	if c.Content.MaxBytes < 0 {
+		errs = append(errs, errors.New("content.max_bytes must not be negative"))
+	}
+	for i, pattern := range c.Content.Redact {
+		if _, err := regexp.Compile(pattern); err != nil {
+			errs = append(errs, fmt.Errorf("content.redact[%d]: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// contentPolicy compiles the content settings (validated already).
+func (c *Config) contentPolicy() agentgraph.ContentPolicy {
+	p := agentgraph.ContentPolicy{MaxBytes: c.Content.MaxBytes}
+	for _, pattern := range c.Content.Redact {
+		p.Redact = append(p.Redact, regexp.MustCompile(pattern))
+	}
+	return p
+}

@@ -1,0 +1,38 @@
+package handoffprocessor
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+)
+
+// assemble builds the delegation DAG of each released trace, adds its HANDOFF spans, marks
+// incomplete traces, and returns all of them as one batch.
+func (p *handoffProcessor) assemble(ctx context.Context, batch []release) ptrace.Traces {
+	out := ptrace.NewTraces()
+	now := p.now()
+	for _, r := range batch {
+		t := r.trace
+		began := time.Now()
+		g := agentgraph.Build(t.id, agentgraph.SpansOf(t.data)[t.id], p.graphOpts)
+		added := agentgraph.AppendHandoffs(g, t.data, p.policy)
+		if r.trigger != triggerRoot && g.RootSpan != nil {
+			attrs := g.RootSpan.Span.Attributes()
+			attrs.PutBool(agentgraph.AttrTraceComplete, false)
+			attrs.PutStr(agentgraph.AttrReleaseReason, r.trigger)
+		}
+		p.telemetry.released(ctx, releaseStats{
+			trigger:  r.trigger,
+			spans:    t.spans,
+			handoffs: added,
+			orphans:  g.Orphans,
+			hold:     now.Sub(t.first),
+			assembly: time.Since(began),
+		})
+		t.data.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+	}
+	return out
+}

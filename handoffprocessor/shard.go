@@ -1,0 +1,267 @@
+package handoffprocessor
+
+import (
+	"container/heap"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Release triggers, the values of the traces_released "trigger" attribute and of the
+// handoff.trace.release_reason span attribute.
+const (
+	triggerRoot     = "root"
+	triggerTimeout  = "timeout"
+	triggerEvicted  = "evicted"
+	triggerTooLarge = "too_large"
+	triggerShutdown = "shutdown"
+)
+
+// pendingTrace is one buffered trace.
+type pendingTrace struct {
+	id       pcommon.TraceID
+	seq      uint64 // arrival order, for eviction
+	data     ptrace.Traces
+	spans    int
+	first    time.Time
+	rootSeen bool
+	quiet    time.Time // release time once the root is seen; restarted by every span
+	hard     time.Time // first + max_wait; never extended
+	version  uint32    // bumped whenever the deadline moves; stale heap entries are skipped
+}
+
+// deadline is when the trace is due, and why.
+func (t *pendingTrace) deadline() (time.Time, string) {
+	if t.rootSeen && t.quiet.Before(t.hard) {
+		return t.quiet, triggerRoot
+	}
+	return t.hard, triggerTimeout
+}
+
+// release is a trace leaving the buffer.
+type release struct {
+	trace   *pendingTrace
+	trigger string
+}
+
+type deadlineEntry struct {
+	at      time.Time
+	id      pcommon.TraceID
+	version uint32
+}
+
+// deadlineHeap is a min-heap of trace deadlines: one per shard instead of a timer per trace.
+type deadlineHeap []deadlineEntry
+
+func (h deadlineHeap) Len() int           { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h deadlineHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *deadlineHeap) Push(x any)        { *h = append(*h, x.(deadlineEntry)) }
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// shardMsg carries the fragments of one ConsumeTraces call that belong to this shard, or a
+// tick request (frags nil) from tests. The shard answers on reply with what must be
+// forwarded synchronously: early releases and late spans.
+type shardMsg struct {
+	frags []*fragment
+	reply chan shardReply
+}
+
+type shardReply struct {
+	releases []release
+	late     []*fragment
+}
+
+// shard owns a part of the buffer; only its goroutine touches its state.
+type shard struct {
+	p        *handoffProcessor
+	in       chan shardMsg
+	traces   map[pcommon.TraceID]*pendingTrace
+	deadline deadlineHeap
+	arrival  []arrival // FIFO of trace arrivals for eviction, lazily cleaned
+	capacity int
+	released *idRing
+	seq      uint64
+	timer    *time.Timer
+}
+
+type arrival struct {
+	id  pcommon.TraceID
+	seq uint64
+}
+
+func newShard(p *handoffProcessor, capacity, lateCache int) *shard {
+	return &shard{
+		p:        p,
+		in:       make(chan shardMsg, 16),
+		traces:   make(map[pcommon.TraceID]*pendingTrace),
+		capacity: capacity,
+		released: newIDRing(lateCache),
+	}
+}
+
+// run is the shard's loop: intake, deadlines, and on close the final flush.
+func (s *shard) run() {
+	defer s.p.shardWG.Done()
+	s.timer = time.NewTimer(time.Hour)
+	s.timer.Stop()
+	defer s.timer.Stop()
+	for {
+		select {
+		case msg, ok := <-s.in:
+			if !ok {
+				s.flushAll()
+				return
+			}
+			reply := shardReply{}
+			for _, f := range msg.frags {
+				s.add(f, &reply)
+			}
+			// Deadlines are checked on every message too, so a busy shard is never starved
+			// of releases.
+			s.releaseDue()
+			msg.reply <- reply
+		case <-s.timer.C:
+			s.releaseDue()
+		}
+		s.rearm()
+	}
+}
+
+// add buffers one fragment, or hands it back as late.
+func (s *shard) add(f *fragment, reply *shardReply) {
+	now := s.p.now()
+	t := s.traces[f.id]
+	if t == nil {
+		if s.released.contains(f.id) {
+			reply.late = append(reply.late, f)
+			return
+		}
+		if len(s.traces) >= s.capacity {
+			if victim := s.oldest(); victim != nil {
+				reply.releases = append(reply.releases, s.take(victim, triggerEvicted))
+			}
+		}
+		s.seq++
+		t = &pendingTrace{id: f.id, seq: s.seq, data: ptrace.NewTraces(), first: now, hard: now.Add(s.p.cfg.MaxWait)}
+		s.traces[f.id] = t
+		s.arrival = append(s.arrival, arrival{f.id, t.seq})
+		s.p.telemetry.tracesInMemory(1)
+	}
+	f.data.ResourceSpans().MoveAndAppendTo(t.data.ResourceSpans())
+	t.spans += f.spans
+	s.p.telemetry.spansInMemory(int64(f.spans))
+	if f.hasRoot {
+		t.rootSeen = true
+	}
+	if t.rootSeen {
+		t.quiet = now.Add(s.p.cfg.QuietPeriod)
+	}
+	if t.spans > s.p.cfg.MaxSpansPerTrace {
+		reply.releases = append(reply.releases, s.take(t, triggerTooLarge))
+		return
+	}
+	t.version++
+	at, _ := t.deadline()
+	heap.Push(&s.deadline, deadlineEntry{at: at, id: t.id, version: t.version})
+}
+
+// oldest returns the earliest-arrived trace still buffered.
+func (s *shard) oldest() *pendingTrace {
+	for len(s.arrival) > 0 {
+		a := s.arrival[0]
+		s.arrival = s.arrival[1:]
+		if t := s.traces[a.id]; t != nil && t.seq == a.seq {
+			return t
+		}
+	}
+	return nil
+}
+
+// take removes a trace from the buffer and remembers its id for late spans.
+func (s *shard) take(t *pendingTrace, trigger string) release {
+	delete(s.traces, t.id)
+	s.released.add(t.id)
+	s.p.telemetry.tracesInMemory(-1)
+	s.p.telemetry.spansInMemory(-int64(t.spans))
+	if len(s.traces) == 0 {
+		// Let the backing arrays go when the shard drains.
+		s.arrival = nil
+	}
+	return release{trace: t, trigger: trigger}
+}
+
+// releaseDue hands every trace whose deadline passed to the release worker, as one batch.
+func (s *shard) releaseDue() {
+	now := s.p.now()
+	var due []release
+	for len(s.deadline) > 0 && !s.deadline[0].at.After(now) {
+		e := heap.Pop(&s.deadline).(deadlineEntry)
+		t := s.traces[e.id]
+		if t == nil || t.version != e.version {
+			continue
+		}
+		_, trigger := t.deadline()
+		due = append(due, s.take(t, trigger))
+	}
+	if len(due) > 0 {
+		s.p.releaseQueue <- due
+	}
+}
+
+// rearm points the shard's single timer at its earliest live deadline.
+func (s *shard) rearm() {
+	for len(s.deadline) > 0 {
+		e := s.deadline[0]
+		if t := s.traces[e.id]; t != nil && t.version == e.version {
+			s.timer.Reset(max(e.at.Sub(s.p.now()), 0))
+			return
+		}
+		heap.Pop(&s.deadline)
+	}
+	s.timer.Stop()
+}
+
+// flushAll releases every buffered trace in arrival order (shutdown).
+func (s *shard) flushAll() {
+	var all []release
+	for t := s.oldest(); t != nil; t = s.oldest() {
+		all = append(all, s.take(t, triggerShutdown))
+	}
+	if len(all) > 0 {
+		s.p.releaseQueue <- all
+	}
+}
+
+// idRing remembers the last n trace ids (FIFO), bounded in memory.
+type idRing struct {
+	ids  []pcommon.TraceID
+	next int
+	set  map[pcommon.TraceID]int // id -> how many slots hold it
+}
+
+func newIDRing(n int) *idRing {
+	return &idRing{ids: make([]pcommon.TraceID, 0, n), set: make(map[pcommon.TraceID]int, n)}
+}
+
+func (r *idRing) add(id pcommon.TraceID) {
+	if len(r.ids) < cap(r.ids) {
+		r.ids = append(r.ids, id)
+	} else {
+		old := r.ids[r.next]
+		if r.set[old]--; r.set[old] <= 0 {
+			delete(r.set, old)
+		}
+		r.ids[r.next] = id
+		r.next = (r.next + 1) % len(r.ids)
+	}
+	r.set[id]++
+}
+
+func (r *idRing) contains(id pcommon.TraceID) bool { return r.set[id] > 0 }

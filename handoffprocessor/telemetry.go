@@ -1,0 +1,98 @@
+package handoffprocessor
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor/internal/metadata"
+)
+
+// telemetry records the processor's own metrics through the generated TelemetryBuilder.
+// Attribute values come from fixed sets (release triggers, late-span actions).
+type telemetry struct {
+	tb *metadata.TelemetryBuilder
+}
+
+var (
+	triggerAttrs = map[string]metric.MeasurementOption{}
+	forwarded    = metric.WithAttributeSet(attribute.NewSet(attribute.String("action", "forwarded")))
+)
+
+func init() {
+	for _, t := range []string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown} {
+		triggerAttrs[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("trigger", t)))
+	}
+}
+
+func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
+	tb, err := metadata.NewTelemetryBuilder(set)
+	if err != nil {
+		return nil, err
+	}
+	return &telemetry{tb: tb}, nil
+}
+
+// start records the configured bound and zero-initializes the counters, so dashboards see
+// every series from the first scrape.
+func (t *telemetry) start(numTraces int) {
+	ctx := context.Background()
+	t.tb.ProcessorHandoffConfNumTraces.Record(ctx, int64(numTraces))
+	for _, opt := range triggerAttrs {
+		t.tb.ProcessorHandoffTracesReleased.Add(ctx, 0, opt)
+	}
+	t.tb.ProcessorHandoffLateSpans.Add(ctx, 0, forwarded)
+	t.tb.ProcessorHandoffTracesEvicted.Add(ctx, 0)
+	t.tb.ProcessorHandoffTracesTooLarge.Add(ctx, 0)
+	t.tb.ProcessorHandoffHandoffsSynthesized.Add(ctx, 0)
+	t.tb.ProcessorHandoffSpansReleased.Add(ctx, 0)
+	t.tb.ProcessorHandoffOrphanSpans.Add(ctx, 0)
+	t.tb.ProcessorHandoffReleaseFailures.Add(ctx, 0)
+}
+
+func (t *telemetry) shutdown() { t.tb.Shutdown() }
+
+func (t *telemetry) tracesInMemory(delta int64) {
+	t.tb.ProcessorHandoffTracesInMemory.Add(context.Background(), delta)
+}
+
+func (t *telemetry) spansInMemory(delta int64) {
+	t.tb.ProcessorHandoffSpansInMemory.Add(context.Background(), delta)
+}
+
+func (t *telemetry) lateSpans(ctx context.Context, n int) {
+	t.tb.ProcessorHandoffLateSpans.Add(ctx, int64(n), forwarded)
+}
+
+func (t *telemetry) releaseFailures(ctx context.Context, n int) {
+	t.tb.ProcessorHandoffReleaseFailures.Add(ctx, int64(n))
+}
+
+type releaseStats struct {
+	trigger                  string
+	spans, handoffs, orphans int
+	hold, assembly           time.Duration
+}
+
+func (t *telemetry) released(ctx context.Context, s releaseStats) {
+	t.tb.ProcessorHandoffTracesReleased.Add(ctx, 1, triggerAttrs[s.trigger])
+	t.tb.ProcessorHandoffSpansReleased.Add(ctx, int64(s.spans))
+	switch s.trigger {
+	case triggerEvicted:
+		t.tb.ProcessorHandoffTracesEvicted.Add(ctx, 1)
+	case triggerTooLarge:
+		t.tb.ProcessorHandoffTracesTooLarge.Add(ctx, 1)
+	}
+	if s.handoffs > 0 {
+		t.tb.ProcessorHandoffHandoffsSynthesized.Add(ctx, int64(s.handoffs))
+	}
+	if s.orphans > 0 {
+		t.tb.ProcessorHandoffOrphanSpans.Add(ctx, int64(s.orphans))
+	}
+	t.tb.ProcessorHandoffTraceHoldTime.Record(ctx, s.hold.Milliseconds())
+	t.tb.ProcessorHandoffAssemblyLatency.Record(ctx, float64(s.assembly.Microseconds())/1000)
+	t.tb.ProcessorHandoffTraceSize.Record(ctx, int64(s.spans))
+}

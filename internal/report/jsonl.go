@@ -1,0 +1,62 @@
+// Package report writes assertion results to files: JSON lines now; JUnit and Markdown
+// summaries build on the same results.
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+// JSONLines appends one JSON object per result to a file. Each Write is flushed before it
+// returns, so a reader never sees half a batch; it is safe for concurrent use.
+type JSONLines struct {
+	mu   sync.Mutex
+	f    *os.File
+	w    *bufio.Writer
+	path string
+}
+
+// OpenJSONLines opens (creating or appending to) path.
+func OpenJSONLines(path string) (*JSONLines, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open JSON lines report: %w", err)
+	}
+	return &JSONLines{f: f, w: bufio.NewWriter(f), path: path}, nil
+}
+
+// Write appends the results and flushes them.
+func (j *JSONLines) Write(results []rules.Result) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return fmt.Errorf("JSON lines report %s is closed", j.path)
+	}
+	enc := json.NewEncoder(j.w)
+	for _, r := range results {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return j.w.Flush()
+}
+
+// Close flushes and closes the file; later calls do nothing.
+func (j *JSONLines) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.w.Flush()
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	j.f = nil
+	return err
+}

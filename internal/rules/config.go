@@ -1,0 +1,205 @@
+// Package rules compiles assertion cases (seed 000 steps, selected by a CEL condition) and
+// evaluates them on a trace's delegation DAG. It knows nothing of buffering or exporters.
+package rules
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-viper/mapstructure/v2"
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// Step actions (seed 000).
+const (
+	ActionTopology   = "ASSERT_AGENT_TOPOLOGY"
+	ActionDelegation = "EXPECT_DELEGATION_TO"
+	ActionBudget     = "EXPECT_AGENT_BUDGET"
+	ActionContext    = "EXPECT_HANDOFF_CONTEXT"
+)
+
+// Topology sources.
+const (
+	SourceLive = "LIVE"
+	SourceFile = "FILE"
+)
+
+// CaseConfig is one assertion case: which traces it applies to and its steps.
+type CaseConfig struct {
+	// Name identifies the case in metrics, logs and reports.
+	Name string `mapstructure:"name"`
+	// When is a CEL condition over the trace (see README); empty = every trace that has at
+	// least one agent.
+	When string `mapstructure:"when"`
+	// Steps are seed-000 steps, evaluated in order.
+	Steps []StepConfig `mapstructure:"steps"`
+
+	_ struct{}
+}
+
+// StepConfig is one seed-000 step. Keys keep the seed's camelCase so specs paste verbatim;
+// the collector's config rules want snake_case tags, so steps decode themselves (Unmarshal)
+// from the "seed" tags, strictly: an unknown key is an error.
+type StepConfig struct {
+	Action string `mapstructure:"-" seed:"action"`
+	// Name overrides the step's id (default ACTION#n, n counting from 1 in the case).
+	Name string `mapstructure:"-" seed:"name"`
+
+	// ASSERT_AGENT_TOPOLOGY
+	Source        string `mapstructure:"-" seed:"source"`
+	OtelSpansFile string `mapstructure:"-" seed:"otelSpansFile"`
+	MaxDepth      *int   `mapstructure:"-" seed:"maxDepth"`
+	AllowCycles   bool   `mapstructure:"-" seed:"allowCycles"`
+
+	// EXPECT_DELEGATION_TO, EXPECT_AGENT_BUDGET, EXPECT_HANDOFF_CONTEXT
+	AgentName      string `mapstructure:"-" seed:"agentName"`
+	FromAgent      string `mapstructure:"-" seed:"fromAgent"`
+	ToAgent        string `mapstructure:"-" seed:"toAgent"`
+	MinInvocations *int   `mapstructure:"-" seed:"minInvocations"`
+	MaxInvocations *int   `mapstructure:"-" seed:"maxInvocations"`
+
+	// EXPECT_AGENT_BUDGET
+	MaxTokens     *int64   `mapstructure:"-" seed:"maxTokens"`
+	MaxDurationMs *float64 `mapstructure:"-" seed:"maxDurationMs"`
+	MaxToolCalls  *int     `mapstructure:"-" seed:"maxToolCalls"`
+
+	// EXPECT_HANDOFF_CONTEXT (graded by a judge; see Evaluate)
+	RubricType    string `mapstructure:"-" seed:"rubricType"`
+	InlineRubric  string `mapstructure:"-" seed:"inlineRubric"`
+	JudgeRubricID string `mapstructure:"-" seed:"judgeRubricId"`
+
+	_ struct{}
+}
+
+// Unmarshal decodes a step from its seed-000 keys.
+func (s *StepConfig) Unmarshal(conf *confmap.Conf) error {
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		TagName: "seed", ErrorUnused: true, Result: s,
+	})
+	if err != nil {
+		return err
+	}
+	return dec.Decode(conf.ToStringMap())
+}
+
+// ID is the step's name in metrics, logs and reports.
+func (s StepConfig) ID(index int) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return fmt.Sprintf("%s#%d", s.Action, index+1)
+}
+
+// Validate checks the cases without compiling their CEL (Compile does both).
+func validateCases(cases []CaseConfig) error {
+	var errs []error
+	names := map[string]bool{}
+	for i, c := range cases {
+		where := fmt.Sprintf("cases[%d]", i)
+		if c.Name == "" {
+			errs = append(errs, fmt.Errorf("%s.name: must not be empty", where))
+		} else if names[c.Name] {
+			errs = append(errs, fmt.Errorf("%s.name: duplicate case name %q", where, c.Name))
+		} else {
+			where = fmt.Sprintf("cases[%d] (%s)", i, c.Name)
+		}
+		names[c.Name] = true
+		if len(c.Steps) == 0 {
+			errs = append(errs, fmt.Errorf("%s.steps: at least one step is required", where))
+		}
+		stepIDs := map[string]bool{}
+		sawTopology := false
+		for j, s := range c.Steps {
+			at := fmt.Sprintf("%s.steps[%d]", where, j)
+			if id := s.ID(j); stepIDs[id] {
+				errs = append(errs, fmt.Errorf("%s.name: duplicate step name %q", at, id))
+			} else {
+				stepIDs[id] = true
+			}
+			errs = append(errs, validateStep(at, s, sawTopology)...)
+			if s.Action == ActionTopology {
+				sawTopology = true
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validateStep(at string, s StepConfig, sawTopology bool) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: %s", at, field, fmt.Sprintf(format, args...)))
+	}
+	nonNegative := func(field string, v *int) {
+		if v != nil && *v < 0 {
+			bad(field, "must not be negative, got %d", *v)
+		}
+	}
+	switch s.Action {
+	case ActionTopology:
+		switch s.Source {
+		case "", SourceLive:
+		case SourceFile:
+			bad("source", "FILE (otelSpansFile) is not supported by this version; use LIVE, the traces this pipeline receives")
+		default:
+			bad("source", "must be LIVE or FILE, got %q", s.Source)
+		}
+		nonNegative("maxDepth", s.MaxDepth)
+	case ActionDelegation, ActionBudget, ActionContext:
+		if !sawTopology {
+			bad("action", "%s reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step; add one before it in this case", s.Action)
+		}
+	case "":
+		bad("action", "must be set (one of %s, %s, %s, %s)", ActionTopology, ActionDelegation, ActionContext, ActionBudget)
+		return errs
+	default:
+		bad("action", "unknown action %q (want one of %s, %s, %s, %s)", s.Action, ActionTopology, ActionDelegation, ActionContext, ActionBudget)
+		return errs
+	}
+	switch s.Action {
+	case ActionDelegation:
+		if s.AgentName == "" {
+			bad("agentName", "must name the agent delegated to")
+		}
+		nonNegative("minInvocations", s.MinInvocations)
+		nonNegative("maxInvocations", s.MaxInvocations)
+		if s.MaxInvocations != nil && *s.MaxInvocations < s.minInvocations() {
+			bad("maxInvocations", "must be at least minInvocations (%d), got %d", s.minInvocations(), *s.MaxInvocations)
+		}
+	case ActionBudget:
+		if s.AgentName == "" {
+			bad("agentName", "must name the agent whose subtree is budgeted")
+		}
+		if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil {
+			bad("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls")
+		}
+		if s.MaxTokens != nil && *s.MaxTokens < 0 {
+			bad("maxTokens", "must not be negative, got %d", *s.MaxTokens)
+		}
+		if s.MaxDurationMs != nil && *s.MaxDurationMs < 0 {
+			bad("maxDurationMs", "must not be negative, got %g", *s.MaxDurationMs)
+		}
+		nonNegative("maxToolCalls", s.MaxToolCalls)
+	case ActionContext:
+		if s.FromAgent == "" {
+			bad("fromAgent", "must name the sending agent")
+		}
+		if s.ToAgent == "" {
+			bad("toAgent", "must name the receiving agent")
+		}
+		if s.InlineRubric == "" && s.JudgeRubricID == "" {
+			bad("inlineRubric", "set inlineRubric or judgeRubricId")
+		}
+		if s.InlineRubric != "" && s.JudgeRubricID != "" {
+			bad("judgeRubricId", "set either inlineRubric or judgeRubricId, not both")
+		}
+	}
+	return errs
+}
+
+func (s StepConfig) minInvocations() int {
+	if s.MinInvocations == nil {
+		return 1
+	}
+	return *s.MinInvocations
+}

@@ -1,0 +1,394 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+)
+
+// Outcome of one assertion on one trace.
+type Outcome string
+
+const (
+	Pass    Outcome = "pass"
+	Fail    Outcome = "fail"
+	Error   Outcome = "error"
+	Skipped Outcome = "skipped"
+)
+
+// Outcomes lists every outcome, for zero-initialized metrics.
+var Outcomes = []Outcome{Pass, Fail, Error, Skipped}
+
+// Result is one assertion's verdict on one trace.
+type Result struct {
+	TraceID  string   `json:"trace_id"`
+	Case     string   `json:"case"`
+	Step     string   `json:"step"`
+	Action   string   `json:"action"`
+	Outcome  Outcome  `json:"outcome"`
+	Expected string   `json:"expected"`
+	Actual   string   `json:"actual"`
+	Message  string   `json:"message"`
+	Spans    []string `json:"spans,omitempty"`
+	// Complete is false when the trace was released before it was complete.
+	Complete bool `json:"trace_complete"`
+}
+
+// DefaultCostLimit bounds one CEL evaluation (cel-go cost units).
+const DefaultCostLimit = 100000
+
+// Evaluator holds compiled cases. It is safe for concurrent use.
+type Evaluator struct {
+	cases []*compiledCase
+}
+
+type compiledCase struct {
+	cfg  CaseConfig
+	when cel.Program // nil: every trace with at least one agent
+}
+
+// Cases lists the case names and, per case, its step ids (for metrics).
+func (e *Evaluator) Cases() map[string][]string {
+	out := make(map[string][]string, len(e.cases))
+	for _, c := range e.cases {
+		for i, s := range c.cfg.Steps {
+			out[c.cfg.Name] = append(out[c.cfg.Name], s.ID(i))
+		}
+	}
+	return out
+}
+
+// Compile validates the cases and compiles their CEL conditions; errors name the case and
+// field. costLimit 0 means DefaultCostLimit.
+func Compile(cases []CaseConfig, costLimit uint64) (*Evaluator, error) {
+	if err := validateCases(cases); err != nil {
+		return nil, err
+	}
+	if costLimit == 0 {
+		costLimit = DefaultCostLimit
+	}
+	env, err := traceEnv()
+	if err != nil {
+		return nil, err
+	}
+	ev := &Evaluator{}
+	var errs []error
+	for i, c := range cases {
+		cc := &compiledCase{cfg: c}
+		if strings.TrimSpace(c.When) != "" {
+			prg, err := compileBool(env, c.When, costLimit)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("cases[%d] (%s).when: %w", i, c.Name, err))
+			}
+			cc.when = prg
+		}
+		ev.cases = append(ev.cases, cc)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// traceEnv declares what a case condition sees of a trace.
+func traceEnv() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable("root_agent", cel.StringType),
+		cel.Variable("agents", cel.ListType(cel.StringType)),
+		cel.Variable("service_name", cel.StringType),
+		cel.Variable("root_span_name", cel.StringType),
+		cel.Variable("resource", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("attributes", cel.MapType(cel.StringType, cel.DynType)),
+	)
+}
+
+func compileBool(env *cel.Env, expr string, costLimit uint64) (cel.Program, error) {
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	if ast.OutputType() != cel.BoolType {
+		return nil, fmt.Errorf("must be a boolean expression, got %s", ast.OutputType())
+	}
+	return env.Program(ast, cel.CostLimit(costLimit))
+}
+
+// traceVars binds a trace for case conditions.
+func traceVars(g *agentgraph.Graph) map[string]any {
+	vars := map[string]any{"root_agent": "", "agents": []string{}, "service_name": "",
+		"root_span_name": "", "resource": map[string]any{}, "attributes": map[string]any{}}
+	if g.Root != nil {
+		vars["root_agent"] = g.Root.Name
+	}
+	names := make([]string, 0, len(g.Invocations))
+	for _, inv := range g.Invocations {
+		names = append(names, inv.Name)
+	}
+	vars["agents"] = names
+	if g.RootSpan != nil {
+		vars["root_span_name"] = g.RootSpan.Span.Name()
+		res := g.RootSpan.Resource.Attributes()
+		vars["resource"] = res.AsRaw()
+		if v, ok := res.Get("service.name"); ok {
+			vars["service_name"] = v.AsString()
+		}
+		vars["attributes"] = g.RootSpan.Span.Attributes().AsRaw()
+	}
+	return vars
+}
+
+// Evaluate runs every case that selects the trace and returns one result per step.
+func (e *Evaluator) Evaluate(g *agentgraph.Graph, complete bool) []Result {
+	var out []Result
+	var vars map[string]any
+	for _, c := range e.cases {
+		base := Result{TraceID: g.TraceID.String(), Case: c.cfg.Name, Complete: complete}
+		if c.when == nil {
+			if len(g.Invocations) == 0 {
+				continue
+			}
+		} else {
+			if vars == nil {
+				vars = traceVars(g)
+			}
+			val, _, err := c.when.Eval(vars)
+			if err != nil {
+				r := base
+				r.Step, r.Action, r.Outcome = "when", "when", Error
+				r.Expected, r.Actual = c.cfg.When, "evaluation error"
+				r.Message = "case condition failed to evaluate: " + err.Error()
+				out = append(out, r)
+				continue
+			}
+			if selected, ok := val.Value().(bool); !ok || !selected {
+				continue
+			}
+		}
+		var topo *agentgraph.Graph
+		for i, s := range c.cfg.Steps {
+			r := base
+			r.Step, r.Action = s.ID(i), s.Action
+			switch s.Action {
+			case ActionTopology:
+				topo = g
+				topology(&r, s, g)
+			case ActionDelegation:
+				delegation(&r, s, topo)
+			case ActionBudget:
+				budget(&r, s, topo)
+			case ActionContext:
+				handoffContext(&r, s, topo)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func topology(r *Result, s StepConfig, g *agentgraph.Graph) {
+	var want []string
+	if s.MaxDepth != nil {
+		want = append(want, fmt.Sprintf("depth <= %d", *s.MaxDepth))
+	}
+	if !s.AllowCycles {
+		want = append(want, "no delegation cycles")
+	}
+	want = append(want, "at least one agent")
+	r.Expected = strings.Join(want, ", ")
+	cycles := "none"
+	if len(g.Cycles) > 0 {
+		var cs []string
+		for _, c := range g.Cycles {
+			cs = append(cs, "{"+strings.Join(c, ", ")+"}")
+		}
+		cycles = strings.Join(cs, " ")
+	}
+	r.Actual = fmt.Sprintf("%d agent invocations, %d handoffs, depth %d, cycles %s",
+		len(g.Invocations), len(g.Edges), g.Depth, cycles)
+	for _, inv := range g.Invocations {
+		r.Spans = append(r.Spans, inv.Span.ID.String())
+	}
+	var problems []string
+	if len(g.Invocations) == 0 {
+		problems = append(problems, fmt.Sprintf("no agent span recognized among %d spans", len(g.Spans)))
+	}
+	if s.MaxDepth != nil && g.Depth > *s.MaxDepth {
+		problems = append(problems, fmt.Sprintf("delegation depth %d exceeds maxDepth %d (%s)", g.Depth, *s.MaxDepth, longestChain(g)))
+	}
+	if !s.AllowCycles && len(g.Cycles) > 0 {
+		problems = append(problems, "delegation cycle among agents "+cycles)
+	}
+	verdict(r, problems, "topology ok: "+r.Actual)
+}
+
+func delegation(r *Result, s StepConfig, g *agentgraph.Graph) {
+	minN := s.minInvocations()
+	maxN := math.MaxInt
+	bounds := fmt.Sprintf("at least %d", minN)
+	if s.MaxInvocations != nil {
+		maxN = *s.MaxInvocations
+		bounds = fmt.Sprintf("between %d and %d", minN, maxN)
+	}
+	from := "any agent"
+	if s.FromAgent != "" {
+		from = s.FromAgent
+	}
+	r.Expected = fmt.Sprintf("%s delegates to %s %s times", from, s.AgentName, bounds)
+	count := 0
+	others := map[string]int{}
+	for _, e := range g.Edges {
+		if e.To.Name != s.AgentName {
+			continue
+		}
+		if s.FromAgent == "" || e.From.Name == s.FromAgent {
+			count++
+			r.Spans = append(r.Spans, e.To.Span.ID.String())
+		} else {
+			others[e.From.Name]++
+		}
+	}
+	r.Actual = fmt.Sprintf("%d times", count)
+	if len(others) > 0 {
+		r.Actual += fmt.Sprintf(" (other senders to %s: %s)", s.AgentName, formatCounts(others))
+	}
+	var problems []string
+	if count < minN || count > maxN {
+		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
+	}
+	verdict(r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
+}
+
+func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
+	var want []string
+	if s.MaxTokens != nil {
+		want = append(want, fmt.Sprintf("tokens <= %d", *s.MaxTokens))
+	}
+	if s.MaxDurationMs != nil {
+		want = append(want, fmt.Sprintf("duration <= %gms", *s.MaxDurationMs))
+	}
+	if s.MaxToolCalls != nil {
+		want = append(want, fmt.Sprintf("tool calls <= %d", *s.MaxToolCalls))
+	}
+	r.Expected = s.AgentName + " subtree: " + strings.Join(want, ", ")
+	var problems, actual []string
+	runs := 0
+	for _, inv := range g.Invocations {
+		if inv.Name != s.AgentName {
+			continue
+		}
+		runs++
+		sub := inv.Subtree
+		actual = append(actual, fmt.Sprintf("tokens %d, duration %gms, tool calls %d", sub.TotalTokens, round(sub.DurationMs), sub.ToolCalls))
+		r.Spans = append(r.Spans, inv.Span.ID.String())
+		at := fmt.Sprintf("%s (span %s)", inv.Name, inv.Span.ID)
+		if s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens {
+			problems = append(problems, fmt.Sprintf("%s used %d tokens, over maxTokens %d", at, sub.TotalTokens, *s.MaxTokens))
+		}
+		if s.MaxDurationMs != nil && sub.DurationMs > *s.MaxDurationMs {
+			problems = append(problems, fmt.Sprintf("%s took %gms, over maxDurationMs %g", at, round(sub.DurationMs), *s.MaxDurationMs))
+		}
+		if s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls {
+			problems = append(problems, fmt.Sprintf("%s made %d tool calls, over maxToolCalls %d", at, sub.ToolCalls, *s.MaxToolCalls))
+		}
+	}
+	if runs == 0 {
+		r.Outcome, r.Actual = Skipped, "agent did not run"
+		r.Message = fmt.Sprintf("agent %s did not run in this trace; nothing to budget", s.AgentName)
+		return
+	}
+	r.Actual = strings.Join(actual, "; ")
+	verdict(r, problems, fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+}
+
+// handoffContext checks what can be checked without a judge: the handoff happened and the
+// receiver's input content was captured. The rubric itself needs a judge.
+func handoffContext(r *Result, s StepConfig, g *agentgraph.Graph) {
+	r.Expected = fmt.Sprintf("handoff %s -> %s whose receiver input satisfies the %s rubric", s.FromAgent, s.ToAgent, rubricName(s))
+	var edges []*agentgraph.Edge
+	for _, e := range g.Edges {
+		if e.From.Name == s.FromAgent && e.To.Name == s.ToAgent {
+			edges = append(edges, e)
+			r.Spans = append(r.Spans, e.To.Span.ID.String())
+		}
+	}
+	if len(edges) == 0 {
+		r.Outcome, r.Actual = Fail, "no such handoff"
+		r.Message = fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent)
+		return
+	}
+	for _, e := range edges {
+		if !e.To.Input.Found() {
+			r.Outcome, r.Actual = Fail, "no input content on the receiving span"
+			r.Message = fmt.Sprintf("content capture disabled on the exporter: the receiving %s span %s has none of %s",
+				s.ToAgent, e.To.Span.ID, strings.Join(e.To.Input.Tried, ", "))
+			return
+		}
+	}
+	r.Outcome = Skipped
+	r.Actual = fmt.Sprintf("%d handoffs with captured input", len(edges))
+	r.Message = "judge-graded rubric: no judge is configured, so the rubric was not graded"
+}
+
+func rubricName(s StepConfig) string {
+	switch {
+	case s.RubricType != "":
+		return s.RubricType
+	case s.JudgeRubricID != "":
+		return s.JudgeRubricID
+	}
+	return "inline"
+}
+
+func verdict(r *Result, problems []string, ok string) {
+	if len(problems) > 0 {
+		r.Outcome, r.Message = Fail, strings.Join(problems, "; ")
+		return
+	}
+	r.Outcome, r.Message = Pass, ok
+}
+
+// longestChain names the agents along the deepest delegation chain.
+func longestChain(g *agentgraph.Graph) string {
+	var best []string
+	var walk func(inv *agentgraph.Invocation, path []string, seen map[*agentgraph.Invocation]bool)
+	walk = func(inv *agentgraph.Invocation, path []string, seen map[*agentgraph.Invocation]bool) {
+		path = append(path, inv.Name)
+		if len(path) > len(best) {
+			best = append([]string(nil), path...)
+		}
+		seen[inv] = true
+		for _, e := range inv.Out {
+			if !seen[e.To] {
+				walk(e.To, path, seen)
+			}
+		}
+		delete(seen, inv)
+	}
+	for _, inv := range g.Invocations {
+		if inv.In == nil {
+			walk(inv, nil, map[*agentgraph.Invocation]bool{})
+		}
+	}
+	return strings.Join(best, " -> ")
+}
+
+func formatCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s x%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func round(ms float64) float64 { return math.Round(ms*100) / 100 }
