@@ -1,0 +1,241 @@
+package assertionexporter
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+func readCapture(t *testing.T, name string) ptrace.Traces {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "traces", name+".json"))
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err)
+	return td
+}
+
+// The cases of seed 000 against the real captures: one that holds, one that is broken.
+func weatherCases() []rules.CaseConfig {
+	return []rules.CaseConfig{
+		{Name: "ok", Steps: []rules.StepConfig{
+			{Action: rules.ActionTopology, Source: rules.SourceLive, MaxDepth: intp(3)},
+			{Action: rules.ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
+			{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(8000), MaxToolCalls: intp(6)},
+		}},
+		{Name: "broken", Steps: []rules.StepConfig{
+			{Action: rules.ActionTopology, MaxDepth: intp(0)},
+			{Action: rules.ActionDelegation, AgentName: "triage", FromAgent: "weather_specialist", MaxInvocations: intp(2)},
+			{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(100), MaxDurationMs: float64p(1)},
+			{Action: rules.ActionBudget, Name: "ghost_budget", AgentName: "ghost", MaxToolCalls: intp(1)},
+		}},
+	}
+}
+
+type harness struct {
+	exp  *assertionExporter
+	tt   *componenttest.Telemetry
+	logs *observer.ObservedLogs
+	out  string
+}
+
+func newHarness(t *testing.T, cfg *Config) *harness {
+	t.Helper()
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	core, logs := observer.New(zapcore.InfoLevel)
+	set := metadatatest.NewSettings(tt)
+	set.Logger = zap.New(core)
+	h := &harness{tt: tt, logs: logs, out: filepath.Join(t.TempDir(), "verdicts.jsonl")}
+	cfg.Reports.JSONLines = h.out
+	require.NoError(t, cfg.Validate())
+	exp, err := newExporter(set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	h.exp = exp
+	return h
+}
+
+func (h *harness) results(t *testing.T) []rules.Result {
+	f, err := os.Open(h.out)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []rules.Result
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r rules.Result
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestStepsOnRealCaptures(t *testing.T) {
+	h := newHarness(t, &Config{LogVerdicts: LogFailures, Cases: weatherCases()})
+	td := readCapture(t, "google-adk-ok")
+	traceID := "f4f85fa1287a499869aa8f6a54cd202a"
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), td))
+	require.NoError(t, h.exp.Shutdown(context.Background()))
+
+	got := map[string]rules.Result{}
+	for _, r := range h.results(t) {
+		require.Equal(t, traceID, r.TraceID)
+		require.True(t, r.Complete)
+		got[r.Case+"/"+r.Step] = r
+	}
+	outcomes := map[string]rules.Outcome{}
+	for k, r := range got {
+		outcomes[k] = r.Outcome
+	}
+	require.Equal(t, map[string]rules.Outcome{
+		"ok/ASSERT_AGENT_TOPOLOGY#1":     rules.Pass,
+		"ok/EXPECT_DELEGATION_TO#2":      rules.Pass,
+		"ok/EXPECT_AGENT_BUDGET#3":       rules.Pass,
+		"broken/ASSERT_AGENT_TOPOLOGY#1": rules.Fail,
+		"broken/EXPECT_DELEGATION_TO#2":  rules.Fail,
+		"broken/EXPECT_AGENT_BUDGET#3":   rules.Fail,
+		"broken/ghost_budget":            rules.Skipped,
+	}, outcomes)
+
+	require.Equal(t, "delegation depth 1 exceeds maxDepth 0 (triage -> weather_specialist)",
+		got["broken/ASSERT_AGENT_TOPOLOGY#1"].Message)
+	require.Equal(t, "expected weather_specialist delegating to triage between 1 and 2 times, saw 0 times",
+		got["broken/EXPECT_DELEGATION_TO#2"].Message)
+	budget := got["broken/EXPECT_AGENT_BUDGET#3"]
+	require.Equal(t, "weather_specialist subtree: tokens <= 100, duration <= 1ms", budget.Expected)
+	require.Equal(t, "tokens 221, duration 7.72ms, tool calls 2", budget.Actual)
+	require.Equal(t, "weather_specialist (span 0220be9d21dc61d8) used 221 tokens, over maxTokens 100; "+
+		"weather_specialist (span 0220be9d21dc61d8) took 7.72ms, over maxDurationMs 1", budget.Message)
+	require.Equal(t, []string{"0220be9d21dc61d8"}, budget.Spans)
+	require.Equal(t, "triage delegated to weather_specialist 1 times", got["ok/EXPECT_DELEGATION_TO#2"].Message)
+
+	// One structured log record per failure, with the GenAI evaluation-result fields.
+	failures := h.logs.FilterMessageSnippet("assertion fail").All()
+	require.Len(t, failures, 3)
+	var budgetLog observer.LoggedEntry
+	for _, e := range failures {
+		if e.ContextMap()["step"] == "EXPECT_AGENT_BUDGET#3" {
+			budgetLog = e
+		}
+	}
+	require.Equal(t, zapcore.WarnLevel, budgetLog.Level)
+	require.Equal(t, map[string]any{
+		"trace_id":                      traceID,
+		"case":                          "broken",
+		"step":                          "EXPECT_AGENT_BUDGET#3",
+		"outcome":                       "fail",
+		"expected":                      budget.Expected,
+		"actual":                        budget.Actual,
+		"trace_complete":                true,
+		"gen_ai.evaluation.name":        "broken/EXPECT_AGENT_BUDGET#3",
+		"gen_ai.evaluation.score.label": "fail",
+		"gen_ai.evaluation.explanation": budget.Message,
+	}, budgetLog.ContextMap())
+	require.Empty(t, h.logs.FilterMessageSnippet("assertion pass").All(), "log_verdicts: failures")
+
+	// Metrics: every configured (case, step, outcome) series is zero-initialized, and each
+	// evaluation counted once under its outcome.
+	m, err := h.tt.GetMetric("otelcol_exporter_assertion_evaluations")
+	require.NoError(t, err)
+	counted := map[string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		c, _ := dp.Attributes.Value("case")
+		st, _ := dp.Attributes.Value("step")
+		o, _ := dp.Attributes.Value("outcome")
+		counted[c.AsString()+"/"+st.AsString()+"/"+o.AsString()] = dp.Value
+	}
+	want := map[string]int64{}
+	for c, steps := range h.exp.eval.Cases() {
+		for _, st := range steps {
+			for _, o := range rules.Outcomes {
+				want[c+"/"+st+"/"+string(o)] = 0
+			}
+			want[c+"/"+st+"/"+string(outcomes[c+"/"+st])] = 1
+		}
+	}
+	require.Equal(t, want, counted)
+	metadatatest.AssertEqualExporterAssertionTracesEvaluated(t, h.tt, []metricdata.DataPoint[int64]{
+		{Value: 1, Attributes: attribute.NewSet(attribute.Bool("complete", true))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.Bool("complete", false))},
+	}, metricdatatest.IgnoreTimestamp())
+}
+
+// TestSelectionAndMarks covers case selection by CEL, traces released incomplete, late
+// spans (skipped), and traces without agents (not judged by a case without a condition).
+func TestSelectionAndMarks(t *testing.T) {
+	cases := []rules.CaseConfig{
+		{Name: "adk_only", When: `service_name == "realclient-google-adk"`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+		{Name: "swarm_rooted", When: `root_agent == "swarm" && "weather_specialist" in agents`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+		{Name: "every_agent_trace", Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+		{Name: "bad_lookup", When: `attributes["no.such.key"] == "x"`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+	}
+	h := newHarness(t, &Config{LogVerdicts: LogAll, Cases: cases})
+	ctx := context.Background()
+
+	adk := readCapture(t, "google-adk-ok")
+	strands := readCapture(t, "strands-ok")
+	// The processor marks the root of an early-released trace and every late span.
+	root := strands.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := 0; i < root.Len(); i++ {
+		if root.At(i).ParentSpanID().IsEmpty() {
+			root.At(i).Attributes().PutBool("handoff.trace.complete", false)
+		}
+	}
+	late := ptrace.NewTraces()
+	adk.ResourceSpans().At(0).CopyTo(late.ResourceSpans().AppendEmpty())
+	ls := late.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := 0; i < ls.Len(); i++ {
+		ls.At(i).Attributes().PutBool("handoff.late_span", true)
+	}
+	noAgents := ptrace.NewTraces()
+	sp := noAgents.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID([16]byte{9})
+	sp.SetSpanID([8]byte{9})
+	sp.SetName("GET /healthz")
+
+	for _, td := range []ptrace.Traces{adk, strands, late, noAgents} {
+		require.NoError(t, h.exp.ConsumeTraces(ctx, td))
+	}
+	require.NoError(t, h.exp.Shutdown(ctx))
+
+	var got []string
+	for _, r := range h.results(t) {
+		got = append(got, r.TraceID[:4]+" "+r.Case+" "+string(r.Outcome)+" complete="+map[bool]string{true: "y", false: "n"}[r.Complete])
+	}
+	sort.Strings(got)
+	require.Equal(t, []string{
+		// a condition that errors is reported on every trace, agents or not
+		"0900 bad_lookup error complete=y",
+		"ee43 bad_lookup error complete=n",
+		"ee43 every_agent_trace pass complete=n",
+		"ee43 swarm_rooted pass complete=n",
+		"f4f8 adk_only pass complete=y",
+		"f4f8 bad_lookup error complete=y",
+		"f4f8 every_agent_trace pass complete=y",
+	}, got)
+	require.Len(t, h.logs.FilterMessageSnippet("assertion pass").All(), 4, "log_verdicts: all")
+	require.Len(t, h.logs.FilterMessageSnippet("assertion error: case condition failed to evaluate: no such key: no.such.key").All(), 3)
+
+	metadatatest.AssertEqualExporterAssertionLateSpans(t, h.tt, []metricdata.DataPoint[int64]{{Value: 10}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExporterAssertionTracesEvaluated(t, h.tt, []metricdata.DataPoint[int64]{
+		{Value: 2, Attributes: attribute.NewSet(attribute.Bool("complete", true))},
+		{Value: 1, Attributes: attribute.NewSet(attribute.Bool("complete", false))},
+	}, metricdatatest.IgnoreTimestamp())
+}

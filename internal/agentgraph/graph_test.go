@@ -1,0 +1,249 @@
+package agentgraph
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the current output")
+
+// captures are real traces written by agent frameworks (see testdata/traces/SOURCES.md).
+var captures = []string{
+	"google-adk-ok", "google-adk-agent-tool", "google-adk-tool-error",
+	"strands-ok", "strands-agent-tool", "strands-tool-error", "strands-ok-latest-semconv",
+}
+
+func readTraces(t testing.TB, path string) ptrace.Traces {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err)
+	return td
+}
+
+func capture(t testing.TB, name string) ptrace.Traces {
+	return readTraces(t, filepath.Join("..", "..", "testdata", "traces", name+".json"))
+}
+
+// checkGolden compares got with the golden file, or rewrites it under -update.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "golden file missing; run go test ./internal/agentgraph -update and review the diff")
+	require.Equal(t, string(want), string(got))
+}
+
+func indentJSON(t *testing.T, v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	return append(b, '\n')
+}
+
+// TestGoldenDAG builds the delegation DAG of each capture and compares its summary
+// (agents, edges with their detection, tool calls, rollups, content sources).
+func TestGoldenDAG(t *testing.T) {
+	for _, name := range captures {
+		t.Run(name, func(t *testing.T) {
+			graphs := BuildAll(capture(t, name), Options{})
+			var sums []Summary
+			for _, g := range graphs {
+				sums = append(sums, g.Summarize())
+			}
+			checkGolden(t, filepath.Join("testdata", "golden", name+".dag.json"), indentJSON(t, sums))
+		})
+	}
+}
+
+// TestGoldenHandoffs compares the synthesized HANDOFF spans of each capture.
+func TestGoldenHandoffs(t *testing.T) {
+	for _, name := range captures {
+		t.Run(name, func(t *testing.T) {
+			out := ptrace.NewTraces()
+			n := 0
+			for _, g := range BuildAll(capture(t, name), Options{}) {
+				n += AppendHandoffs(g, out, ContentPolicy{MaxBytes: 4096})
+			}
+			require.Equal(t, n, out.SpanCount())
+			b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(out)
+			require.NoError(t, err)
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, b, "", "  "))
+			pretty.WriteByte('\n')
+			checkGolden(t, filepath.Join("testdata", "golden", name+".handoffs.json"), pretty.Bytes())
+		})
+	}
+}
+
+// TestExpectedEdges states the handoffs of the captures in plain words, so a golden
+// rewrite cannot silently change them.
+func TestExpectedEdges(t *testing.T) {
+	want := map[string][]string{
+		"google-adk-ok":             {"triage -> weather_specialist (transfer_tool)"},
+		"google-adk-agent-tool":     {"triage -> weather_specialist (agent_as_tool)"},
+		"google-adk-tool-error":     {"triage -> weather_specialist (transfer_tool)"},
+		"strands-ok":                {"swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
+		"strands-agent-tool":        {"triage -> weather_specialist (agent_as_tool)"},
+		"strands-tool-error":        {"swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
+		"strands-ok-latest-semconv": {"swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
+	}
+	for name, edges := range want {
+		graphs := BuildAll(capture(t, name), Options{})
+		require.Len(t, graphs, 1, name)
+		var got []string
+		for _, e := range graphs[0].Edges {
+			got = append(got, e.From.Name+" -> "+e.To.Name+" ("+e.Detection+")")
+		}
+		require.Equal(t, edges, got, name)
+	}
+}
+
+// TestTokenRollups checks the budgets against the LLM spans of the captures: tokens come
+// from the innermost LLM spans only, never from the totals agents repeat.
+func TestTokenRollups(t *testing.T) {
+	g := BuildAll(capture(t, "strands-ok"), Options{})[0]
+	byName := map[string]*Invocation{}
+	for _, inv := range g.Invocations {
+		byName[inv.Name] = inv
+	}
+	// weather_specialist: chat spans of 40+60+90 input and 8+8+15 output tokens.
+	ws := byName["weather_specialist"]
+	require.Equal(t, Rollup{InputTokens: 190, OutputTokens: 31, TotalTokens: 221, ToolCalls: 3, LLMCalls: 3,
+		DurationMs: ws.Self.DurationMs}, ws.Self)
+	// The swarm span repeats the total (240/43) on itself; it owns no LLM span, so its self
+	// budget is empty and its subtree is the sum of both agents, counted once.
+	require.Equal(t, int64(0), byName["swarm"].Self.TotalTokens)
+	require.Equal(t, int64(283), byName["swarm"].Subtree.TotalTokens)
+	require.Equal(t, 2, g.Depth)
+	require.Equal(t, "swarm", g.Root.Name)
+
+	tool := BuildAll(capture(t, "strands-tool-error"), Options{})[0]
+	for _, inv := range tool.Invocations {
+		if inv.Name == "weather_specialist" {
+			require.Equal(t, 1, inv.Self.Errors, "the failing get_weather call")
+		}
+	}
+}
+
+// span builds a minimal span for hand-made traces.
+type spanSpec struct {
+	id, parent byte
+	name       string
+	attrs      map[string]any
+	start      uint64
+}
+
+func handMade(specs ...spanSpec) []*Span {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	for _, s := range specs {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{1})
+		sp.SetSpanID(pcommon.SpanID{s.id})
+		if s.parent != 0 {
+			sp.SetParentSpanID(pcommon.SpanID{s.parent})
+		}
+		sp.SetName(s.name)
+		sp.SetStartTimestamp(pcommon.Timestamp(s.start))
+		sp.SetEndTimestamp(pcommon.Timestamp(s.start + 10))
+		_ = sp.Attributes().FromRaw(s.attrs)
+	}
+	return SpansOf(td)[pcommon.TraceID{1}]
+}
+
+func agent(name string) map[string]any {
+	return map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+}
+
+func TestMalformedTraces(t *testing.T) {
+	t.Run("parent loop is cut, not followed", func(t *testing.T) {
+		g := Build(pcommon.TraceID{1}, handMade(
+			spanSpec{id: 1, parent: 2, name: "a", attrs: agent("a")},
+			spanSpec{id: 2, parent: 1, name: "b", attrs: agent("b"), start: 1},
+		), Options{})
+		require.Equal(t, 1, g.BrokenLinks)
+		require.Len(t, g.Invocations, 2)
+		require.Len(t, g.Edges, 1)
+	})
+	t.Run("orphans are counted and kept", func(t *testing.T) {
+		g := Build(pcommon.TraceID{1}, handMade(
+			spanSpec{id: 1, name: "root", attrs: agent("root")},
+			spanSpec{id: 2, parent: 9, name: "lost", attrs: agent("lost"), start: 1},
+		), Options{})
+		require.Equal(t, 1, g.Orphans)
+		require.Len(t, g.Invocations, 2)
+		require.Empty(t, g.Edges, "an orphan is not anybody's sub-agent")
+	})
+	t.Run("duplicate span ids keep the first", func(t *testing.T) {
+		g := Build(pcommon.TraceID{1}, handMade(
+			spanSpec{id: 1, name: "a", attrs: agent("a")},
+			spanSpec{id: 1, name: "a again", attrs: agent("x")},
+		), Options{})
+		require.Equal(t, 1, g.Duplicates)
+		require.Len(t, g.Invocations, 1)
+	})
+	t.Run("name-level cycle a -> b -> a", func(t *testing.T) {
+		g := Build(pcommon.TraceID{1}, handMade(
+			spanSpec{id: 1, name: "a", attrs: agent("a")},
+			spanSpec{id: 2, parent: 1, name: "b", attrs: agent("b"), start: 1},
+			spanSpec{id: 3, parent: 2, name: "a", attrs: agent("a"), start: 2},
+		), Options{})
+		require.Equal(t, [][]string{{"a", "b"}}, g.Cycles)
+		require.Equal(t, 2, g.Depth)
+	})
+	t.Run("transfer to an agent that never ran is unresolved", func(t *testing.T) {
+		g := Build(pcommon.TraceID{1}, handMade(
+			spanSpec{id: 1, name: "a", attrs: agent("a")},
+			spanSpec{id: 2, parent: 1, name: "execute_tool transfer_to_ghost", start: 1,
+				attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "transfer_to_ghost"}},
+		), Options{})
+		require.Empty(t, g.Edges)
+		require.Len(t, g.Unresolved, 1)
+	})
+	t.Run("sibling receiver of a transfer call", func(t *testing.T) {
+		g := Build(pcommon.TraceID{1}, handMade(
+			spanSpec{id: 1, name: "root"},
+			spanSpec{id: 2, parent: 1, name: "a", attrs: agent("a"), start: 1},
+			spanSpec{id: 3, parent: 2, name: "execute_tool transfer_to_agent", start: 2,
+				attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "transfer_to_agent",
+					"gen_ai.tool.call.arguments": `{"agent_name":"b"}`}},
+			spanSpec{id: 4, parent: 1, name: "b", attrs: agent("b"), start: 3},
+		), Options{})
+		require.Len(t, g.Edges, 1)
+		require.Equal(t, "a", g.Edges[0].From.Name)
+		require.Equal(t, "b", g.Edges[0].To.Name)
+		require.Equal(t, DetectTransferTool, g.Edges[0].Detection)
+	})
+}
+
+// TestHandoffReplayIsIdempotent feeds a trace with its HANDOFF spans back in: the edges
+// stay the same and no twin span is added.
+func TestHandoffReplayIsIdempotent(t *testing.T) {
+	td := capture(t, "google-adk-ok")
+	g := BuildAll(td, Options{})[0]
+	require.Equal(t, 1, AppendHandoffs(g, td, ContentPolicy{}))
+	again := BuildAll(td, Options{})[0]
+	require.Len(t, again.Edges, 1)
+	require.Equal(t, DetectTransferTool, again.Edges[0].Detection, "kept from the replayed HANDOFF span")
+	require.Equal(t, 0, AppendHandoffs(again, td, ContentPolicy{}))
+}
+
+func TestContentPolicy(t *testing.T) {
+	p := ContentPolicy{MaxBytes: 8}
+	require.Equal(t, "héllo w", p.Apply("héllo world"))
+	require.Equal(t, "abc", ContentPolicy{}.Apply("abc"))
+	require.True(t, strings.HasPrefix(ContentPolicy{}.Apply("ab\xffc"), "ab"))
+}
