@@ -45,6 +45,8 @@ func (t *telemetry) start(numTraces int) {
 		t.tb.ProcessorHandoffTracesReleased.Add(ctx, 0, opt)
 	}
 	t.tb.ProcessorHandoffLateSpans.Add(ctx, 0, forwarded)
+	t.tb.ProcessorHandoffTracesInMemory.Add(ctx, 0)
+	t.tb.ProcessorHandoffSpansInMemory.Add(ctx, 0)
 	t.tb.ProcessorHandoffTracesEvicted.Add(ctx, 0)
 	t.tb.ProcessorHandoffTracesTooLarge.Add(ctx, 0)
 	t.tb.ProcessorHandoffHandoffsSynthesized.Add(ctx, 0)
