@@ -213,6 +213,11 @@ func (p *handoffProcessor) Shutdown(ctx context.Context) error {
 	})
 	select {
 	case <-p.done:
+		return nil // already stopped: a repeated Shutdown succeeds whatever its context
+	default:
+	}
+	select {
+	case <-p.done:
 		p.logger.Info("handoff processor stopped")
 		return nil
 	case <-ctx.Done():

@@ -190,11 +190,23 @@ func (s *shard) take(t *pendingTrace, trigger string) release {
 	s.released.add(t.id)
 	s.p.telemetry.tracesInMemory(-1)
 	s.p.telemetry.spansInMemory(-int64(t.spans))
-	if len(s.traces) == 0 {
-		// Let the backing arrays go when the shard drains.
-		s.arrival = nil
-	}
+	s.compactArrivals()
 	return release{trace: t, trigger: trigger}
+}
+
+// compactArrivals drops the arrival entries of released traces once they outnumber the
+// live ones, so the queue stays proportional to the buffer under steady traffic.
+func (s *shard) compactArrivals() {
+	if len(s.arrival) <= 2*len(s.traces)+64 {
+		return
+	}
+	live := make([]arrival, 0, 2*len(s.traces)+1)
+	for _, a := range s.arrival {
+		if t := s.traces[a.id]; t != nil && t.seq == a.seq {
+			live = append(live, a)
+		}
+	}
+	s.arrival = live
 }
 
 // releaseDue hands every trace whose deadline passed to the release worker, as one batch.
