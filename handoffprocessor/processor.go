@@ -119,6 +119,7 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	reply := make(chan shardReply, len(p.shards))
 	sent := 0
+	var late []*fragment
 	for i, fs := range perShard {
 		if len(fs) == 0 {
 			continue
@@ -131,10 +132,11 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 			case <-ctx.Done():
 			}
 		}
-		out = append(out, fs...) // the caller gave up waiting: pass through unbuffered
+		// The caller gave up waiting: pass through unbuffered, outside their trace, so
+		// marked and counted as late like every span that skips assembly.
+		late = append(late, fs...)
 	}
 	var releases []release
-	var late []*fragment
 	for range sent {
 		r := <-reply
 		releases = append(releases, r.releases...)

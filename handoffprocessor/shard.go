@@ -28,6 +28,7 @@ type pendingTrace struct {
 	rootSeen bool
 	quiet    time.Time // release time once the root is seen; restarted by every span
 	hard     time.Time // first + max_wait; never extended
+	due      time.Time // the deadline last pushed on the heap
 	version  uint32    // bumped whenever the deadline moves; stale heap entries are skipped
 }
 
@@ -167,9 +168,13 @@ func (s *shard) add(f *fragment, reply *shardReply) {
 		reply.releases = append(reply.releases, s.take(t, triggerTooLarge))
 		return
 	}
-	t.version++
-	at, _ := t.deadline()
-	heap.Push(&s.deadline, deadlineEntry{at: at, id: t.id, version: t.version})
+	// Push a heap entry only when the deadline moved (a trace without its root keeps its
+	// hard deadline however many batches arrive).
+	if at, _ := t.deadline(); !at.Equal(t.due) {
+		t.due = at
+		t.version++
+		heap.Push(&s.deadline, deadlineEntry{at: at, id: t.id, version: t.version})
+	}
 }
 
 // oldest returns the earliest-arrived trace still buffered.

@@ -1,0 +1,85 @@
+package handoffprocessor
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+
+	tests := []struct {
+		id       component.ID
+		expected *Config
+	}{
+		{id: component.NewID(metadata.Type), expected: createDefaultConfig().(*Config)},
+		{
+			id: component.NewIDWithName(metadata.Type, "custom"),
+			expected: &Config{
+				QuietPeriod:       5 * time.Second,
+				MaxWait:           2 * time.Minute,
+				NumTraces:         500,
+				MaxSpansPerTrace:  2000,
+				NumShards:         4,
+				LateSpanCacheSize: 1000,
+				Content: ContentConfig{
+					MaxBytes: 1024,
+					Redact:   []string{`(?i)api[_-]?key=\S+`, `\b\d{16}\b`},
+				},
+				Chains: agentgraph.Chains{
+					AgentName: agentgraph.Chain{"my.agent.name", "gen_ai.agent.name"},
+					HandoffTo: agentgraph.Chain{"my.handoff.to"},
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id.String(), func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig()
+			sub, err := cm.Sub(tt.id.String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			require.NoError(t, confmap.Validate(cfg))
+			require.Equal(t, tt.expected, cfg)
+		})
+	}
+}
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	require.NoError(t, confmap.Validate(createDefaultConfig()))
+}
+
+// TestInvalidConfigs checks that each invalid file is rejected at load time (by the
+// unmarshaler for unknown keys, by Validate otherwise) with a message naming the field.
+func TestInvalidConfigs(t *testing.T) {
+	tests := map[string]string{
+		"invalid_quiet_period.yaml":                "quiet_period must be greater than 0",
+		"invalid_max_wait_below_quiet_period.yaml": "max_wait (5s) must be at least quiet_period (10s)",
+		"invalid_num_traces.yaml":                  "num_traces must be greater than 0",
+		"invalid_max_spans_per_trace.yaml":         "max_spans_per_trace must be greater than 0",
+		"invalid_redact_regex.yaml":                "content.redact[1]: error parsing regexp: missing closing ): `(unclosed`",
+		"invalid_unknown_key.yaml":                 "has invalid keys: quiet_periode",
+	}
+	for file, want := range tests {
+		t.Run(file, func(t *testing.T) {
+			cm, err := confmaptest.LoadConf(filepath.Join("testdata", file))
+			require.NoError(t, err)
+			cfg := createDefaultConfig()
+			err = cm.Unmarshal(cfg)
+			if err == nil {
+				err = confmap.Validate(cfg)
+			}
+			require.ErrorContains(t, err, want)
+		})
+	}
+}
