@@ -38,8 +38,10 @@ func TestLoadConfig(t *testing.T) {
 					Steps: []rules.StepConfig{
 						{Action: rules.ActionTopology, Source: rules.SourceLive, MaxDepth: intp(3)},
 						{Action: rules.ActionDelegation, AgentName: "weather_specialist", MinInvocations: intp(1), FromAgent: "triage"},
-						{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(8000),
-							MaxDurationMs: float64p(15000), MaxToolCalls: intp(6)},
+						{
+							Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(8000),
+							MaxDurationMs: float64p(15000), MaxToolCalls: intp(6),
+						},
 					},
 				}},
 			},

@@ -35,8 +35,10 @@ func newExporter(set exporter.Settings, cfg *Config) (*assertionExporter, error)
 	if err != nil {
 		return nil, err
 	}
-	return &assertionExporter{cfg: cfg, logger: set.Logger, telemetry: tel, eval: eval,
-		graphOpts: agentgraph.Options{Chains: cfg.Chains}}, nil
+	return &assertionExporter{
+		cfg: cfg, logger: set.Logger, telemetry: tel, eval: eval,
+		graphOpts: agentgraph.Options{Chains: cfg.Chains},
+	}, nil
 }
 
 func (e *assertionExporter) Capabilities() consumer.Capabilities {

@@ -37,7 +37,6 @@ func TestComponentLifecycle(t *testing.T) {
 		createFn func(ctx context.Context, set processor.Settings, cfg component.Config) (component.Component, error)
 		name     string
 	}{
-
 		{
 			name: "traces",
 			createFn: func(ctx context.Context, set processor.Settings, cfg component.Config) (component.Component, error) {

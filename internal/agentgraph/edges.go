@@ -83,8 +83,10 @@ func (g *Graph) detectEdges(chains Chains) {
 		if d := attrStr(s.Span, "handoff.detection"); d != "" && s.Role == RoleHandoff && s.RoleSource == "scope" {
 			detection = d // one of our own HANDOFF spans, replayed: keep what it says
 		}
-		g.addEdge(&Edge{From: sender, To: recv, Detection: detection, Via: s,
-			Reason: resolve(s.Span, Chain{"handoff.reason"}, nil)})
+		g.addEdge(&Edge{
+			From: sender, To: recv, Detection: detection, Via: s,
+			Reason: resolve(s.Span, Chain{"handoff.reason"}, nil),
+		})
 	}
 
 	for _, inv := range g.Invocations {

@@ -290,9 +290,11 @@ func (g *Graph) collect(chains Chains) {
 		}
 		switch s.Role {
 		case RoleTool:
-			tc := &ToolCall{Span: s, Name: s.Name.Text,
+			tc := &ToolCall{
+				Span: s, Name: s.Name.Text,
 				Args:   resolve(s.Span, chains.ToolArgs, nil),
-				Result: resolve(s.Span, chains.ToolResult, nil)}
+				Result: resolve(s.Span, chains.ToolResult, nil),
+			}
 			tc.Params = parseObject(tc.Args.Text)
 			inv.ToolCalls = append(inv.ToolCalls, tc)
 		case RoleLLM:

@@ -121,8 +121,10 @@ func TestTokenRollups(t *testing.T) {
 	}
 	// weather_specialist: chat spans of 40+60+90 input and 8+8+15 output tokens.
 	ws := byName["weather_specialist"]
-	require.Equal(t, Rollup{InputTokens: 190, OutputTokens: 31, TotalTokens: 221, ToolCalls: 3, LLMCalls: 3,
-		DurationMs: ws.Self.DurationMs}, ws.Self)
+	require.Equal(t, Rollup{
+		InputTokens: 190, OutputTokens: 31, TotalTokens: 221, ToolCalls: 3, LLMCalls: 3,
+		DurationMs: ws.Self.DurationMs,
+	}, ws.Self)
 	// The swarm span repeats the total (240/43) on itself; it owns no LLM span, so its self
 	// budget is empty and its subtree is the sum of both agents, counted once.
 	require.Equal(t, int64(0), byName["swarm"].Self.TotalTokens)
@@ -207,8 +209,10 @@ func TestMalformedTraces(t *testing.T) {
 	t.Run("transfer to an agent that never ran is unresolved", func(t *testing.T) {
 		g := Build(pcommon.TraceID{1}, handMade(
 			spanSpec{id: 1, name: "a", attrs: agent("a")},
-			spanSpec{id: 2, parent: 1, name: "execute_tool transfer_to_ghost", start: 1,
-				attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "transfer_to_ghost"}},
+			spanSpec{
+				id: 2, parent: 1, name: "execute_tool transfer_to_ghost", start: 1,
+				attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "transfer_to_ghost"},
+			},
 		), Options{})
 		require.Empty(t, g.Edges)
 		require.Len(t, g.Unresolved, 1)
@@ -217,9 +221,13 @@ func TestMalformedTraces(t *testing.T) {
 		g := Build(pcommon.TraceID{1}, handMade(
 			spanSpec{id: 1, name: "root"},
 			spanSpec{id: 2, parent: 1, name: "a", attrs: agent("a"), start: 1},
-			spanSpec{id: 3, parent: 2, name: "execute_tool transfer_to_agent", start: 2,
-				attrs: map[string]any{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "transfer_to_agent",
-					"gen_ai.tool.call.arguments": `{"agent_name":"b"}`}},
+			spanSpec{
+				id: 3, parent: 2, name: "execute_tool transfer_to_agent", start: 2,
+				attrs: map[string]any{
+					"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "transfer_to_agent",
+					"gen_ai.tool.call.arguments": `{"agent_name":"b"}`,
+				},
+			},
 			spanSpec{id: 4, parent: 1, name: "b", attrs: agent("b"), start: 3},
 		), Options{})
 		require.Len(t, g.Edges, 1)

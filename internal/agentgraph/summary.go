@@ -57,27 +57,35 @@ type EdgeSummary struct {
 
 // Summarize returns the Summary of g.
 func (g *Graph) Summarize() Summary {
-	s := Summary{TraceID: g.TraceID.String(), Spans: len(g.Spans), Orphans: g.Orphans,
+	s := Summary{
+		TraceID: g.TraceID.String(), Spans: len(g.Spans), Orphans: g.Orphans,
 		Duplicates: g.Duplicates, BrokenLinks: g.BrokenLinks, Depth: g.Depth, Cycles: g.Cycles,
-		Agents: []AgentSummary{}, Edges: []EdgeSummary{}}
+		Agents: []AgentSummary{}, Edges: []EdgeSummary{},
+	}
 	if g.Root != nil {
 		s.Root = g.Root.Name
 	}
 	for _, inv := range g.Invocations {
-		a := AgentSummary{Index: inv.Index, Name: inv.Name, NameSource: inv.Span.Name.Source,
+		a := AgentSummary{
+			Index: inv.Index, Name: inv.Name, NameSource: inv.Span.Name.Source,
 			SpanID: inv.Span.ID.String(), AllowedTools: inv.AllowedTools, Error: inv.Span.Error,
 			Input:  ContentInfo{Source: inv.Input.Source, Bytes: len(inv.Input.Text)},
 			Output: ContentInfo{Source: inv.Output.Source, Bytes: len(inv.Output.Text)},
-			Self:   inv.Self, Subtree: inv.Subtree}
+			Self:   inv.Self, Subtree: inv.Subtree,
+		}
 		for _, tc := range inv.ToolCalls {
-			a.Tools = append(a.Tools, ToolSummary{Name: tc.Name, Args: tc.Args.Text,
-				ArgsSource: tc.Args.Source, Error: tc.Span.Error != nil})
+			a.Tools = append(a.Tools, ToolSummary{
+				Name: tc.Name, Args: tc.Args.Text,
+				ArgsSource: tc.Args.Source, Error: tc.Span.Error != nil,
+			})
 		}
 		s.Agents = append(s.Agents, a)
 	}
 	for _, e := range g.Edges {
-		es := EdgeSummary{From: e.From.Name, To: e.To.Name, FromIndex: e.From.Index,
-			ToIndex: e.To.Index, Detection: e.Detection}
+		es := EdgeSummary{
+			From: e.From.Name, To: e.To.Name, FromIndex: e.From.Index,
+			ToIndex: e.To.Index, Detection: e.Detection,
+		}
 		if e.Via != nil {
 			es.Via = e.Via.Span.Name()
 		}

@@ -121,8 +121,10 @@ func compileBool(env *cel.Env, expr string, costLimit uint64) (cel.Program, erro
 
 // traceVars binds a trace for case conditions.
 func traceVars(g *agentgraph.Graph) map[string]any {
-	vars := map[string]any{"root_agent": "", "agents": []string{}, "service_name": "",
-		"root_span_name": "", "resource": map[string]any{}, "attributes": map[string]any{}}
+	vars := map[string]any{
+		"root_agent": "", "agents": []string{}, "service_name": "",
+		"root_span_name": "", "resource": map[string]any{}, "attributes": map[string]any{},
+	}
 	if g.Root != nil {
 		vars["root_agent"] = g.Root.Name
 	}
