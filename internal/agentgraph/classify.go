@@ -35,8 +35,23 @@ var kindRoles = map[string]Role{
 	"AGENT": RoleAgent, "TOOL": RoleTool, "LLM": RoleLLM, "CHAIN": RoleWorkflow, "HANDOFF": RoleHandoff,
 }
 
-var traceloopRoles = map[string]Role{
-	"agent": RoleAgent, "tool": RoleTool, "workflow": RoleWorkflow, "task": RoleOther, "handoff": RoleHandoff,
+// Framework-private span-type keys (DIALECTS.md 3.1 rules 5-8), checked in this order.
+var typeKeys = []struct {
+	key   string
+	roles map[string]Role
+}{
+	{"traceloop.span.kind", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "workflow": RoleWorkflow,
+		"task": RoleOther, "handoff": RoleHandoff}},
+	{"mastra.span.type", map[string]Role{"agent_run": RoleAgent, "tool_call": RoleTool, "mcp_tool_call": RoleTool,
+		"model_generation": RoleLLM, "model_step": RoleOther, "model_chunk": RoleOther, "workflow_run": RoleWorkflow}},
+	// OpenAI Agents SDK span types, as bridged to OTel (openai.agents.span.type = span_data.type).
+	{"openai.agents.span.type", map[string]Role{"agent": RoleAgent, "function": RoleTool, "generation": RoleLLM,
+		"response": RoleLLM, "handoff": RoleHandoff, "guardrail": RoleOther, "custom": RoleOther}},
+	{"ag2.span.type", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "llm": RoleLLM, "handoff": RoleHandoff,
+		"conversation": RoleWorkflow}},
+	{"autogen.span_kind", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "llm": RoleLLM, "handoff": RoleHandoff}},
+	{"langsmith.span.kind", map[string]Role{"llm": RoleLLM, "tool": RoleTool, "chain": RoleOther}},
+	{"langfuse.observation.type", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "generation": RoleLLM}},
 }
 
 type namePattern struct {
@@ -48,39 +63,67 @@ type namePattern struct {
 var namePatterns = []namePattern{
 	{regexp.MustCompile(`^invoke_agent\b`), RoleAgent},
 	{regexp.MustCompile(`^agent_run \[`), RoleAgent},
+	{regexp.MustCompile(`^Agent run: `), RoleAgent},
+	{regexp.MustCompile(`^agents\.agent\b`), RoleAgent},
+	{regexp.MustCompile(`\.agent$`), RoleAgent},
 	{regexp.MustCompile(`^execute_tool\b`), RoleTool},
 	{regexp.MustCompile(`^running tool`), RoleTool},
+	{regexp.MustCompile(`^Function: `), RoleTool},
+	{regexp.MustCompile(`\.tool$`), RoleTool},
 	{regexp.MustCompile(`^call_llm$`), RoleLLM},
 	{regexp.MustCompile(`^chat\b`), RoleLLM},
 }
 
-// classifyRole decides a span's role and records which key decided it.
+// A Pydantic AI agent run: "<agent> run" with the agent_name attribute.
+var pydanticRun = regexp.MustCompile(`^(.+) run$`)
+
+// An OpenInference OpenAI-Agents handoff: a TOOL span named "handoff to <agent>".
+var oiHandoff = regexp.MustCompile(`^handoff to (.+)$`)
+
+// classifyRole decides a span's role and records which key decided it. Span-type keys
+// of one framework are trusted over generic hints; see DIALECTS.md section 3.1.
 func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 	if scopeName == ScopeName {
 		return RoleHandoff, "scope"
 	}
 	attrs := s.Attributes()
-	for _, key := range []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent"} {
+	for _, key := range []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target"} {
 		if _, ok := attrs.Get(key); ok {
 			return RoleHandoff, key
 		}
+	}
+	if _, ok := attrs.Get("gen_ai.transfer.target.name"); ok {
+		return RoleTool, "gen_ai.transfer.target.name"
 	}
 	if op := attrStr(s, "gen_ai.operation.name"); op != "" {
 		if r, ok := operationRoles[op]; ok {
 			return r, "gen_ai.operation.name"
 		}
 	}
+	for _, t := range typeKeys {
+		if v := attrStr(s, t.key); v != "" {
+			if r, ok := t.roles[v]; ok {
+				return r, t.key
+			}
+		}
+	}
 	for _, key := range []string{"openinference.span.kind", "gen_ai.span.kind", "fi.span.kind"} {
 		if k := attrStr(s, key); k != "" {
 			if r, ok := kindRoles[strings.ToUpper(k)]; ok {
+				if r == RoleTool && oiHandoff.MatchString(s.Name()) {
+					return RoleHandoff, "span.name"
+				}
 				return r, key
 			}
 		}
 	}
-	if k := attrStr(s, "traceloop.span.kind"); k != "" {
-		if r, ok := traceloopRoles[k]; ok {
-			return r, "traceloop.span.kind"
+	if scopeName == "ai" { // Vercel AI SDK (R3: ai.* keys are trusted under its scope only)
+		if r, ok := vercelRole(s); ok {
+			return r, "ai.operationId"
 		}
+	}
+	if _, ok := attrs.Get("agent_name"); ok && pydanticRun.MatchString(s.Name()) {
+		return RoleAgent, "agent_name"
 	}
 	for _, key := range []string{"gen_ai.tool.name", "gen_ai.tool.call.id", "tool.name", "ai.toolCall.name"} {
 		if _, ok := attrs.Get(key); ok {
@@ -98,6 +141,27 @@ func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 		}
 	}
 	return RoleOther, ""
+}
+
+// vercelRole maps the AI SDK's operation ids. The SDK has no agent concept: a top-level
+// generate/stream call given a telemetry functionId is taken as an agent of that name
+// (the convention our scenarios and most apps use); without one it is a workflow span.
+func vercelRole(s ptrace.Span) (Role, bool) {
+	op := attrStr(s, "ai.operationId")
+	switch {
+	case op == "ai.toolCall":
+		return RoleTool, true
+	case strings.HasSuffix(op, ".doGenerate") || strings.HasSuffix(op, ".doStream"):
+		return RoleLLM, true
+	case op == "ai.generateText" || op == "ai.streamText" || op == "ai.generateObject" || op == "ai.streamObject":
+		if attrStr(s, "ai.telemetry.functionId") != "" {
+			return RoleAgent, true
+		}
+		return RoleWorkflow, true
+	case op == "ai.embed" || op == "ai.embedMany":
+		return RoleOther, true
+	}
+	return "", false
 }
 
 var (

@@ -15,6 +15,64 @@ var transferByName = regexp.MustCompile(`^(?:transfer_to|handoff_to)_(.+)$`)
 // output {agentId}, CrewAI delegation {coworker}.
 var transferArgKeys = []string{"agentName", "agent_name", "agentId", "agent_id", "agent", "coworker"}
 
+// Keys that point a receiving agent at the agent that handed off to it (OpenInference and
+// traceAI graph nodes, OpenLLMetry's OpenAI-Agents hooks).
+var parentPointerKeys = []string{"graph.node.parent_id", "gen_ai.agent.graph.parent_node_id", "gen_ai.agent.handoff_parent"}
+
+// parentPointerEdges links receivers that name their sender. CrewAI's parent_id is the
+// previous agent of the crew list, not a delegator, so its scope is skipped.
+func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
+	byNode := make(map[string][]*Invocation)
+	for _, inv := range g.Invocations {
+		if id := attrStr(inv.Span.Span, "graph.node.id"); id != "" {
+			byNode[id] = append(byNode[id], inv)
+		}
+	}
+	for _, inv := range g.Invocations {
+		if inv.In != nil || strings.Contains(inv.Span.Scope.Name(), "crewai") {
+			continue
+		}
+		for _, key := range parentPointerKeys {
+			parent := attrStr(inv.Span.Span, key)
+			if parent == "" {
+				continue
+			}
+			candidates := byNode[parent]
+			if len(candidates) == 0 {
+				candidates = byName[parent]
+			}
+			if sender := latestBefore(candidates, inv.Span); sender != nil && sender != inv {
+				g.addEdge(&Edge{From: sender, To: inv, Detection: DetectParentPointer,
+					Reason: Value{Source: SourceNone}})
+			}
+			break
+		}
+	}
+}
+
+// inferSiblingEdges is the last resort for agents that nothing else links: consecutive
+// agent runs under the same non-agent span (a programmatic hand-off in application code)
+// are chained in start order and marked inferred.
+func (g *Graph) inferSiblingEdges() {
+	for _, s := range g.Spans {
+		var prev *Invocation
+		seen := map[string]bool{}
+		for _, c := range s.children {
+			if c.Role != RoleAgent || s.Role == RoleAgent {
+				continue
+			}
+			inv := g.invocationOf[c]
+			// A run of an agent seen before under this parent is control coming back (a
+			// supervisor resuming), not a new hand-off.
+			if inv.In == nil && prev != nil && !seen[inv.Name] {
+				g.addEdge(&Edge{From: prev, To: inv, Detection: DetectInferredSibling, Inferred: true})
+			}
+			seen[inv.Name] = true
+			prev = inv
+		}
+	}
+}
+
 // Tools whose only job is a transfer: the target argument is trusted even when that agent
 // never runs (the edge is then unresolved).
 var transferTools = map[string]bool{"transfer_to_agent": true, "handoff_to_agent": true}
@@ -65,7 +123,11 @@ func (g *Graph) detectEdges(chains Chains) {
 		}
 		to := resolve(s.Span, chains.HandoffTo, nil)
 		if !to.Found() {
-			continue
+			m := oiHandoff.FindStringSubmatch(s.Span.Name())
+			if m == nil {
+				continue
+			}
+			to = Value{Text: m[1], Source: "span.name"}
 		}
 		from := resolve(s.Span, chains.HandoffFrom, nil)
 		recv := firstAfter(to.Text, s, nil)
@@ -110,6 +172,8 @@ func (g *Graph) detectEdges(chains Chains) {
 		}
 	}
 
+	g.parentPointerEdges(byName)
+
 	for _, inv := range g.Invocations {
 		owner := inv.Span.owner
 		if inv.In != nil || owner == nil {
@@ -129,6 +193,7 @@ func (g *Graph) detectEdges(chains Chains) {
 		}
 		g.addEdge(e)
 	}
+	g.inferSiblingEdges()
 	sort.SliceStable(g.Edges, func(i, j int) bool { return g.Edges[i].To.Index < g.Edges[j].To.Index })
 	for _, inv := range g.Invocations {
 		sort.SliceStable(inv.Out, func(i, j int) bool { return inv.Out[i].To.Index < inv.Out[j].To.Index })
@@ -173,7 +238,7 @@ func (g *Graph) rollup() {
 		if inv == nil || s.Role == RoleAgent {
 			continue
 		}
-		if s.Error != nil && !ignorableError(s) {
+		if s.Error != nil {
 			inv.Self.Errors++
 		}
 		if s.Role == RoleLLM && !s.llmBelowOwn {
@@ -236,9 +301,10 @@ func durationMs(s *Span) float64 {
 
 // ignorableError reports framework control flow recorded as errors: LangGraph throws
 // ParentCommand / Command / GraphInterrupt internally on every handoff.
-func ignorableError(s *Span) bool {
+func ignorableError(e *ErrorInfo) bool {
+	msg := strings.TrimSpace(e.Message)
 	for _, p := range []string{"ParentCommand", "Command(", "GraphInterrupt"} {
-		if strings.Contains(s.Error.Type, p) || strings.HasPrefix(s.Error.Message, p) {
+		if strings.Contains(e.Type, p) || strings.HasPrefix(msg, p) {
 			return true
 		}
 	}

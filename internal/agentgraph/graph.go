@@ -85,8 +85,10 @@ type Invocation struct {
 const (
 	DetectHandoffSpan  = "handoff_span"
 	DetectTransferTool = "transfer_tool"
-	DetectAgentAsTool  = "agent_as_tool"
-	DetectNesting      = "nesting"
+	DetectParentPointer   = "parent_pointer"
+	DetectAgentAsTool     = "agent_as_tool"
+	DetectNesting         = "nesting"
+	DetectInferredSibling = "inferred_sibling"
 )
 
 // Edge is one agent-to-agent handoff.
@@ -100,6 +102,8 @@ type Edge struct {
 	Reason Value
 	// Context is the "context" argument of a transfer call, when the framework passes one.
 	Context Value
+	// Inferred is true when the edge rests on timing alone (sibling order).
+	Inferred bool
 }
 
 // Graph is the delegation DAG of one trace.
@@ -123,6 +127,8 @@ type Graph struct {
 	BrokenLinks int
 	// Unresolved lists transfer calls whose target agent never ran in this trace.
 	Unresolved []*ToolCall
+
+	invocationOf map[*Span]*Invocation
 }
 
 // Options tune the builder.
@@ -150,6 +156,9 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	for _, s := range g.Spans {
 		s.Role, s.RoleSource = classifyRole(s.Span, s.Scope.Name())
 		s.Error = spanError(s.Span, chains)
+		if s.Error != nil && ignorableError(s.Error) {
+			s.Error = nil // framework control flow recorded as an error, not a failure
+		}
 		if s.Role == RoleAgent {
 			s.Name = nameFrom(s.Span, chains.AgentName, agentNameFromSpan)
 		} else if s.Role == RoleTool {
@@ -164,6 +173,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 			s.OutputTokens, s.HasTokens = out, true
 		}
 	}
+	g.refineRoles()
 	g.assignOwners()
 	g.collect(chains)
 	g.detectEdges(chains)
@@ -236,6 +246,7 @@ func (g *Graph) topLevel() []*Span {
 // agent ancestor.
 func (g *Graph) assignOwners() {
 	invs := make(map[*Span]*Invocation)
+	g.invocationOf = invs
 	for _, s := range g.Spans {
 		if s.Role == RoleAgent {
 			inv := &Invocation{Index: len(g.Invocations), Span: s, Name: s.Name.Text}

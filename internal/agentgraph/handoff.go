@@ -160,7 +160,7 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	put(AttrTargetSpanID, e.To.Span.ID.String())
 	put(AttrDetection, e.Detection)
 	if _, exists := attrs.Get(AttrInferred); overwrite || !exists {
-		attrs.PutBool(AttrInferred, false)
+		attrs.PutBool(AttrInferred, e.Inferred)
 	}
 	putValue(AttrScopePrompt, e.To.Input)
 	if e.To.AllowedTools != nil {

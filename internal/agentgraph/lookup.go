@@ -1,6 +1,7 @@
 package agentgraph
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -66,7 +67,7 @@ func lookupPlace(s ptrace.Span, place string) (string, bool) {
 	}
 	v, ok := s.Attributes().Get(place)
 	if !ok {
-		return "", false
+		return flattened(s.Attributes(), place)
 	}
 	t := asText(v)
 	if absent(t) {
@@ -98,6 +99,13 @@ func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
 func resolveInt(s ptrace.Span, chain Chain) (int64, string, bool) {
 	attrs := s.Attributes()
 	for _, key := range chain {
+		if attr, field, ok := strings.Cut(key, "#"); ok {
+			// KEY#FIELD: a number inside a JSON object attribute (Langfuse usage_details).
+			if n, ok := jsonField(attrs, attr, field); ok {
+				return n, key, true
+			}
+			continue
+		}
 		v, ok := attrs.Get(key)
 		if !ok {
 			continue
@@ -122,4 +130,41 @@ func attrStr(s ptrace.Span, key string) string {
 		return asText(v)
 	}
 	return ""
+}
+
+// flattened gathers indexed keys spread under prefix (OpenInference llm.input_messages.0.
+// message.content, OpenLLMetry gen_ai.prompt.0.content) into one JSON object, sorted by key.
+func flattened(attrs pcommon.Map, prefix string) (string, bool) {
+	p := prefix + "."
+	var keys []string
+	vals := map[string]any{}
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		if rest, ok := strings.CutPrefix(k, p); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+			keys = append(keys, rest)
+			vals[rest] = v.AsRaw()
+		}
+		return true
+	})
+	if len(keys) == 0 {
+		return "", false
+	}
+	b, err := json.Marshal(vals) // encoding/json sorts map keys: deterministic
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// jsonField reads a numeric field of a JSON object held in a string attribute.
+func jsonField(attrs pcommon.Map, key, field string) (int64, bool) {
+	v, ok := attrs.Get(key)
+	if !ok || v.Type() != pcommon.ValueTypeStr {
+		return 0, false
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(v.Str()), &m) != nil {
+		return 0, false
+	}
+	n, ok := m[field].(float64)
+	return int64(n), ok
 }

@@ -52,6 +52,7 @@ type EdgeSummary struct {
 	FromIndex int    `json:"from_index"`
 	ToIndex   int    `json:"to_index"`
 	Detection string `json:"detection"`
+	Inferred  bool   `json:"inferred,omitempty"`
 	Via       string `json:"via,omitempty"`
 }
 

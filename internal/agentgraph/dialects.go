@@ -1,0 +1,97 @@
+package agentgraph
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Structural dialect rules: the ones that need a span's place in the tree, applied after
+// every span has its attribute-based role (DIALECTS.md 3.1a and the LangGraph node rule).
+
+// BeeAI emits one span per emitter event: AGENT-kind ones for every agent step
+// (agent.react.update-12, ...) and three per tool call (start, finish, success or error).
+var (
+	beeaiAgentEvent = regexp.MustCompile(`^agent\.[a-z_]+\.[a-z_]+-\d+$`)
+	beeaiToolEvent  = regexp.MustCompile(`^tool\.[a-z_.]+\.(start|finish)-\d+$`)
+)
+
+// LangGraph's own graph nodes, never agents.
+var langgraphInternal = map[string]bool{
+	"__start__": true, "__end__": true, "agent": true, "tools": true, "model": true,
+	"call_model": true, "should_continue": true,
+}
+
+// refineRoles promotes and demotes agent roles with tree context. Spans are in start
+// order, so a parent is seen before its children.
+func (g *Graph) refineRoles() {
+	g.markLLMBelow()
+	for _, s := range g.Spans {
+		switch {
+		case s.Role == RoleAgent && beeaiAgentEvent.MatchString(s.Span.Name()),
+			s.Role == RoleTool && beeaiToolEvent.MatchString(s.Span.Name()):
+			s.Role, s.RoleSource = RoleOther, "beeai.event"
+		case s.Role == RoleAgent && isWorkflowPseudoAgent(s):
+			s.Role, s.RoleSource = RoleWorkflow, "openai_agents.workflow"
+		case s.Role != RoleAgent && s.Role != RoleLLM && s.Role != RoleTool && s.llmBelow && isLangGraphAgentNode(s):
+			s.Role, s.RoleSource = RoleAgent, "metadata.langgraph_node"
+		}
+	}
+	// Double instrumentation: an agent span whose only child is an agent span of the same
+	// name is a wrapper; the inner span is the run.
+	for _, s := range g.Spans {
+		if s.Role == RoleAgent && len(s.children) == 1 {
+			c := s.children[0]
+			if c.Role == RoleAgent && c.Name.Text == s.Name.Text {
+				s.Role, s.RoleSource = RoleWorkflow, "double_instrumentation"
+			}
+		}
+	}
+}
+
+// markLLMBelow flags spans with an LLM span anywhere below them (bottom-up over the tree).
+func (g *Graph) markLLMBelow() {
+	// Start order is not a topological order when timestamps are broken: propagate until
+	// stable, at most the tree height rounds.
+	changed := true
+	for rounds := 0; changed && rounds <= len(g.Spans); rounds++ {
+		changed = false
+		for _, s := range g.Spans {
+			if s.parent != nil && (s.Role == RoleLLM || s.llmBelow) && !s.parent.llmBelow {
+				s.parent.llmBelow = true
+				changed = true
+			}
+		}
+	}
+}
+
+// isWorkflowPseudoAgent: the root AGENT span an OpenAI-Agents bridge makes from the SDK's
+// trace ("Agent workflow"), which names no agent.
+func isWorkflowPseudoAgent(s *Span) bool {
+	if s.parent != nil || s.Name.Source != "span.name.verbatim" {
+		return false
+	}
+	scope := s.Scope.Name()
+	return strings.Contains(scope, "openai_agents") || strings.Contains(scope, "openai-agents") ||
+		s.Span.Name() == "Agent workflow"
+}
+
+// isLangGraphAgentNode: an OpenInference or LangSmith LangGraph node span named after its
+// node (metadata langgraph_node), outside LangGraph's own nodes, with an LLM call below it.
+// A subgraph span nested directly in its node span of the same name is the same agent.
+func isLangGraphAgentNode(s *Span) bool {
+	name := s.Span.Name()
+	if langgraphInternal[name] || (s.parent != nil && s.parent.Span.Name() == name) {
+		return false
+	}
+	node := attrStr(s.Span, "langsmith.metadata.langgraph_node")
+	if node == "" {
+		var meta struct {
+			Node string `json:"langgraph_node"`
+		}
+		if raw := attrStr(s.Span, "metadata"); raw != "" && json.Unmarshal([]byte(raw), &meta) == nil {
+			node = meta.Node
+		}
+	}
+	return node == name
+}
