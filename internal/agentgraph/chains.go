@@ -18,6 +18,9 @@ type Chain []string
 // Chains holds the fallback chain of every normalized field. DefaultChains covers the
 // dialects documented in handoffprocessor/README.md; every chain can be overridden in config.
 type Chains struct {
+	// Role lists keys checked before the built-in role rules; a value of agent, tool, llm,
+	// handoff, workflow (or chain) or other decides the role. Empty by default.
+	Role         Chain `mapstructure:"role"`
 	AgentName    Chain `mapstructure:"agent_name"`
 	ToolName     Chain `mapstructure:"tool_name"`
 	ToolArgs     Chain `mapstructure:"tool_args"`

@@ -143,6 +143,27 @@ func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 	return RoleOther, ""
 }
 
+// configuredRole applies the role chain of the config, if any.
+func configuredRole(s ptrace.Span, chain Chain) (Role, string) {
+	for _, key := range chain {
+		switch strings.ToLower(attrStr(s, key)) {
+		case "agent":
+			return RoleAgent, key
+		case "tool":
+			return RoleTool, key
+		case "llm":
+			return RoleLLM, key
+		case "handoff":
+			return RoleHandoff, key
+		case "workflow", "chain":
+			return RoleWorkflow, key
+		case "other":
+			return RoleOther, key
+		}
+	}
+	return "", ""
+}
+
 // vercelRole maps the AI SDK's operation ids. The SDK has no agent concept: a top-level
 // generate/stream call given a telemetry functionId is taken as an agent of that name
 // (the convention our scenarios and most apps use); without one it is a workflow span.

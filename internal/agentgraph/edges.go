@@ -50,6 +50,42 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 	}
 }
 
+// spanLinkEdges joins a top-level agent to a sender in another trace: a sub-agent that
+// exports its own trace links its root to the span that dispatched it. The sender is a
+// remote stand-in named by the link's attributes (handoff source chain, gen_ai.agent.name,
+// gen_ai.caller.name), else by the linked trace id.
+func (g *Graph) spanLinkEdges(chains Chains) {
+	for _, inv := range g.Invocations {
+		if inv.In != nil || inv.Span.owner != nil {
+			continue
+		}
+		for s := inv.Span; s != nil; s = s.parent {
+			links := s.Span.Links()
+			for i := 0; i < links.Len(); i++ {
+				l := links.At(i)
+				if l.TraceID() == g.TraceID || l.TraceID().IsEmpty() {
+					continue
+				}
+				name := "trace " + l.TraceID().String()
+				for _, key := range append(append(Chain{}, chains.HandoffFrom...), "gen_ai.agent.name", "gen_ai.caller.name") {
+					if v, ok := l.Attributes().Get(key); ok && asText(v) != "" {
+						name = asText(v)
+						break
+					}
+				}
+				ref := &RemoteRef{TraceID: l.TraceID(), SpanID: l.SpanID()}
+				remote := &Invocation{Index: -1, Name: name, Remote: ref,
+					Span: &Span{ID: l.SpanID(), Role: RoleAgent, Name: Value{Text: name, Source: "span_link"}}}
+				g.addEdge(&Edge{From: remote, To: inv, Detection: DetectSpanLink})
+				break
+			}
+			if inv.In != nil {
+				break
+			}
+		}
+	}
+}
+
 // inferSiblingEdges is the last resort for agents that nothing else links: consecutive
 // agent runs under the same non-agent span (a programmatic hand-off in application code)
 // are chained in start order and marked inferred.
@@ -173,6 +209,7 @@ func (g *Graph) detectEdges(chains Chains) {
 	}
 
 	g.parentPointerEdges(byName)
+	g.spanLinkEdges(chains)
 
 	for _, inv := range g.Invocations {
 		owner := inv.Span.owner
@@ -313,8 +350,9 @@ func ignorableError(e *ErrorInfo) bool {
 
 // measure finds the root invocation, the depth (longest chain of hops) and name cycles.
 func (g *Graph) measure() {
+	isRoot := func(inv *Invocation) bool { return inv.In == nil || inv.In.From.Remote != nil }
 	for _, inv := range g.Invocations {
-		if inv.In == nil {
+		if isRoot(inv) {
 			g.Root = inv
 			break
 		}
@@ -336,7 +374,7 @@ func (g *Graph) measure() {
 		return best
 	}
 	for _, inv := range g.Invocations {
-		if inv.In == nil {
+		if isRoot(inv) {
 			if d := depth(inv); d > g.Depth {
 				g.Depth = d
 			}

@@ -39,6 +39,11 @@ func FuzzBuild(f *testing.F) {
 			sp.SetStartTimestamp(pcommon.Timestamp(data[i+2]))
 			sp.SetEndTimestamp(pcommon.Timestamp(data[i+1]))
 			_ = sp.Attributes().FromRaw(roles[int(data[i+2])%len(roles)])
+			if data[i]%5 == 0 { // a link to another trace, or to this one
+				l := sp.Links().AppendEmpty()
+				l.SetTraceID(pcommon.TraceID{data[i+1] % 3})
+				l.SetSpanID(pcommon.SpanID{data[i+2]})
+			}
 		}
 		for _, g := range BuildAll(td, Options{}) {
 			in := map[*Invocation]int{}

@@ -77,8 +77,17 @@ type Invocation struct {
 	Out     []*Edge
 	Self    Rollup
 	Subtree Rollup
+	// Remote is set on the stand-in for a sender that runs in another trace (joined by a
+	// span link); it has no spans here and is not in Graph.Invocations.
+	Remote *RemoteRef
 
 	llms []*Span
+}
+
+// RemoteRef points at a span of another trace.
+type RemoteRef struct {
+	TraceID pcommon.TraceID
+	SpanID  pcommon.SpanID
 }
 
 // Detection says what evidence produced an edge, strongest first.
@@ -86,6 +95,7 @@ const (
 	DetectHandoffSpan  = "handoff_span"
 	DetectTransferTool = "transfer_tool"
 	DetectParentPointer   = "parent_pointer"
+	DetectSpanLink        = "span_link"
 	DetectAgentAsTool     = "agent_as_tool"
 	DetectNesting         = "nesting"
 	DetectInferredSibling = "inferred_sibling"
@@ -154,7 +164,10 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 
 	g.link(byID)
 	for _, s := range g.Spans {
-		s.Role, s.RoleSource = classifyRole(s.Span, s.Scope.Name())
+		s.Role, s.RoleSource = configuredRole(s.Span, chains.Role)
+		if s.Role == "" {
+			s.Role, s.RoleSource = classifyRole(s.Span, s.Scope.Name())
+		}
 		s.Error = spanError(s.Span, chains)
 		if s.Error != nil && ignorableError(s.Error) {
 			s.Error = nil // framework control flow recorded as an error, not a failure

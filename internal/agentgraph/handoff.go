@@ -16,6 +16,7 @@ const (
 	AttrTarget         = "handoff.target"
 	AttrSourceSpanID   = "handoff.source.span_id"
 	AttrTargetSpanID   = "handoff.target.span_id"
+	AttrSourceTraceID  = "handoff.source.trace_id"
 	AttrDetection      = "handoff.detection"
 	AttrInferred       = "handoff.inferred"
 	AttrScopePrompt    = "handoff.scope_prompt"
@@ -107,6 +108,9 @@ func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 			continue
 		}
 		res := e.From.Span.Resource
+		if e.From.Remote != nil {
+			res = e.To.Span.Resource // the sender's resource is in the other trace
+		}
 		spans, ok := scopes[res]
 		if !ok {
 			rs := dst.ResourceSpans().AppendEmpty()
@@ -119,7 +123,16 @@ func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 		sp := spans.AppendEmpty()
 		sp.SetTraceID(g.TraceID)
 		sp.SetSpanID(handoffSpanID(g, e))
-		sp.SetParentSpanID(e.From.Span.ID)
+		if e.From.Remote != nil {
+			// A parent in another trace would orphan the span here: keep the receiver's
+			// parent and point at the sender with a link.
+			sp.SetParentSpanID(e.To.Span.ParentID)
+			l := sp.Links().AppendEmpty()
+			l.SetTraceID(e.From.Remote.TraceID)
+			l.SetSpanID(e.From.Remote.SpanID)
+		} else {
+			sp.SetParentSpanID(e.From.Span.ID)
+		}
 		sp.SetName("handoff " + e.From.Name + " -> " + e.To.Name)
 		sp.SetKind(ptrace.SpanKindInternal)
 		sp.SetStartTimestamp(e.To.Span.Span.StartTimestamp())
@@ -157,6 +170,9 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	put(AttrSource, e.From.Name)
 	put(AttrTarget, e.To.Name)
 	put(AttrSourceSpanID, e.From.Span.ID.String())
+	if e.From.Remote != nil {
+		put(AttrSourceTraceID, e.From.Remote.TraceID.String())
+	}
 	put(AttrTargetSpanID, e.To.Span.ID.String())
 	put(AttrDetection, e.Detection)
 	if _, exists := attrs.Get(AttrInferred); overwrite || !exists {

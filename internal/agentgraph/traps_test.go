@@ -277,3 +277,30 @@ func TestPhoenixCorpus(t *testing.T) {
 	require.Equal(t, 1, turn.Root.Self.Errors, "add_spans_to_dataset failed")
 	require.Equal(t, 9, turn.Root.Self.LLMCalls)
 }
+
+// TestSpanLinkToSenderTrace: a sub-agent exporting its own trace links its root agent span
+// to the dispatching span of the sender's trace; the HANDOFF span lands in the receiver's
+// trace, parented like the receiver and linked to the sender.
+func TestSpanLinkToSenderTrace(t *testing.T) {
+	td := handMadeTD(spanSpec{id: 1, name: "invoke_agent researcher", attrs: agent("researcher")})
+	sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	l := sp.Links().AppendEmpty()
+	l.SetTraceID(pcommon.TraceID{2})
+	l.SetSpanID(pcommon.SpanID{7})
+	l.Attributes().PutStr("gen_ai.agent.name", "planner")
+
+	g := Build(pcommon.TraceID{1}, SpansOf(td)[pcommon.TraceID{1}], Options{})
+	require.Len(t, g.Edges, 1)
+	e := g.Edges[0]
+	require.Equal(t, "planner -> researcher span_link", e.From.Name+" -> "+e.To.Name+" "+e.Detection)
+	require.Equal(t, "researcher", g.Root.Name, "the remote sender is not part of this trace's DAG")
+	require.Len(t, g.Invocations, 1)
+
+	out := ptrace.NewTraces()
+	require.Equal(t, 1, AppendHandoffs(g, out, ContentPolicy{}))
+	h := out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	require.True(t, h.ParentSpanID().IsEmpty())
+	require.Equal(t, pcommon.TraceID{2}, h.Links().At(0).TraceID())
+	v, _ := h.Attributes().Get(AttrSourceTraceID)
+	require.Equal(t, pcommon.TraceID{2}.String(), v.Str())
+}
