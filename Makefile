@@ -16,6 +16,10 @@ MANIFEST := builder-config.yaml
 CONFIG   ?= config/default.yaml
 TRACES   ?= $(wildcard testdata/traces/*.json)
 
+# The real-client scenarios of the e2e tests: a Node.js project with pinned npm packages.
+CLIENTS_DIR := e2e/clients
+NPM         ?= npm
+
 # Components whose metadata.yaml mdatagen turns into generated code.
 COMPONENTS := handoffprocessor assertionexporter
 
@@ -36,7 +40,7 @@ GO_FILES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path
 # The Go files linked into the collector: not tests, not cmd/.
 COLLECTOR_SOURCES := $(filter-out ./cmd/% %_test.go,$(GO_FILES))
 
-.PHONY: all install-tools build run test bench generate fmt vet validate tidy clean
+.PHONY: all install-tools build run test bench generate fmt vet validate tidy clean e2e-clients
 
 all: build
 
@@ -64,9 +68,17 @@ run: $(BINARY) $(REPLAY)
 	trap 'kill $$replay 2>/dev/null || true' EXIT; \
 	$(BINARY) --config $(CONFIG)
 
-## test: unit and end-to-end tests (e2e tests use _build/otelcol-handoff)
-test: build
+## test: unit and end-to-end tests (e2e tests use _build/otelcol-handoff and e2e/clients)
+test: build e2e-clients
 	$(GO) test -race -count=1 ./...
+
+## e2e-clients: install the pinned npm packages of the real-client scenarios (npm ci, only
+## when node_modules is missing or older than package.json / package-lock.json)
+e2e-clients: $(CLIENTS_DIR)/node_modules/.package-lock.json
+
+$(CLIENTS_DIR)/node_modules/.package-lock.json: $(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json
+	cd $(CLIENTS_DIR) && $(NPM) ci --no-audit --no-fund
+	@touch $@
 
 ## bench: benchmarks, saved to _build/bench.txt
 bench:

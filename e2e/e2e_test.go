@@ -25,7 +25,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"text/template"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -445,19 +444,7 @@ func freePort(t *testing.T) int {
 
 func writeConfig(t *testing.T, dir string, p configParams) string {
 	t.Helper()
-	tmpl, err := template.ParseFiles(filepath.Join("testdata", "collector.yaml.tmpl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, p); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return renderConfig(t, dir, "collector.yaml.tmpl", p)
 }
 
 // lockedBuffer collects the collector's output; the exec copier goroutines write it while
