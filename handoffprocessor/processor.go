@@ -227,6 +227,37 @@ func (p *handoffProcessor) Shutdown(ctx context.Context) error {
 	}
 }
 
+// EndOfInput is implemented by the handoff processor for in-process replays (handoffcheck):
+// there is no more input, so every buffered trace is assembled and forwarded now, before
+// EndOfInput returns, and downstream errors are returned. A trace whose root span arrived
+// counts as complete; one without is marked incomplete (release reason end_of_input).
+type EndOfInput interface {
+	EndOfInput(ctx context.Context) error
+}
+
+var _ EndOfInput = (*handoffProcessor)(nil)
+
+func (p *handoffProcessor) EndOfInput(ctx context.Context) error {
+	p.mu.RLock()
+	if !p.started || p.closed {
+		p.mu.RUnlock()
+		return nil
+	}
+	reply := make(chan shardReply, len(p.shards))
+	for _, s := range p.shards {
+		s.in <- shardMsg{reply: reply, endOfInput: true}
+	}
+	var releases []release
+	for range p.shards {
+		releases = append(releases, (<-reply).releases...)
+	}
+	p.mu.RUnlock()
+	if len(releases) == 0 {
+		return nil
+	}
+	return p.next.ConsumeTraces(ctx, p.assemble(ctx, releases))
+}
+
 // tick makes every shard release what is due now (tests drive time through p.now).
 func (p *handoffProcessor) tick() {
 	reply := make(chan shardReply, len(p.shards))

@@ -123,7 +123,7 @@ func (h *harness) advanceAndTick(d time.Duration) {
 // ---------------------------------------------------------------------------------------
 // Metrics.
 
-var allTriggers = []string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown}
+var allTriggers = []string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown, triggerEndOfInput}
 
 var ignoreTime = metricdatatest.IgnoreTimestamp()
 
@@ -1034,4 +1034,33 @@ func TestArrivalQueueStaysBounded(t *testing.T) {
 	// per trace ever seen (short+1).
 	require.Less(t, len(s.arrival), short/4,
 		"arrival holds %d entries for 1 buffered trace after %d released", len(s.arrival), short)
+}
+
+// TestEndOfInputReleasesEverythingNow: a replay that runs out of input gets every buffered
+// trace back before EndOfInput returns; a trace whose root arrived counts as complete.
+func TestEndOfInputReleasesEverythingNow(t *testing.T) {
+	sink := new(consumertest.TracesSink)
+	h := newHarness(t, testConfig(), sink, true)
+
+	a := loadCapture(t, adkOK)                                // root present: complete
+	b := filterSpans(loadCapture(t, strandsOK), not(isRoot)) // root never arrives
+	bTop := spanNamed(t, allSpans(b), "node triage").SpanID()
+	bID := traceIDOf(t, b)
+	in := append(keysOf(a), keysOf(b)...)
+	h.consume(a)
+	h.consume(b)
+	require.Zero(t, sink.SpanCount())
+
+	require.NoError(t, h.p.EndOfInput(context.Background()))
+	out := sinkSpans(sink) // synchronous: no waiting
+	requireExactlyOnce(t, in, out)
+	marked := withAttr(out, agentgraph.AttrTraceComplete)
+	require.Len(t, marked, 1, "only the trace without its root is marked")
+	requireIncomplete(t, filterOut(out, func(s ptrace.Span) bool { return s.TraceID() == bID }), bTop, triggerEndOfInput)
+	h.assertMetrics(wantMetrics{released: map[string]int64{triggerEndOfInput: 2}, spansReleased: int64(len(in)), handoffs: 2, orphans: 2}) // both swarm nodes lost their parent
+
+	// Downstream errors come back to the caller.
+	failing := newHarness(t, testConfig(), consumertest.NewErr(errors.New("backend down")), true)
+	failing.consume(loadCapture(t, adkOK))
+	require.ErrorContains(t, failing.p.EndOfInput(context.Background()), "backend down")
 }

@@ -19,7 +19,8 @@ func (p *handoffProcessor) assemble(ctx context.Context, batch []release) ptrace
 		began := time.Now()
 		g := agentgraph.Build(t.id, agentgraph.SpansOf(t.data)[t.id], p.graphOpts)
 		added := agentgraph.AppendHandoffs(g, t.data, p.policy)
-		if r.trigger != triggerRoot && g.RootSpan != nil {
+		complete := r.trigger == triggerRoot || (r.trigger == triggerEndOfInput && t.rootSeen)
+		if !complete && g.RootSpan != nil {
 			attrs := g.RootSpan.Span.Attributes()
 			attrs.PutBool(agentgraph.AttrTraceComplete, false)
 			attrs.PutStr(agentgraph.AttrReleaseReason, r.trigger)

@@ -16,6 +16,8 @@ const (
 	triggerEvicted  = "evicted"
 	triggerTooLarge = "too_large"
 	triggerShutdown = "shutdown"
+	// triggerEndOfInput: a replay ran out of input (see EndOfInput).
+	triggerEndOfInput = "end_of_input"
 )
 
 // pendingTrace is one buffered trace.
@@ -72,6 +74,8 @@ func (h *deadlineHeap) Pop() any {
 type shardMsg struct {
 	frags []*fragment
 	reply chan shardReply
+	// endOfInput asks the shard to hand back every buffered trace (in-process replay).
+	endOfInput bool
 }
 
 type shardReply struct {
@@ -123,6 +127,9 @@ func (s *shard) run() {
 			reply := shardReply{}
 			for _, f := range msg.frags {
 				s.add(f, &reply)
+			}
+			if msg.endOfInput {
+				reply.releases = append(reply.releases, s.takeAll(triggerEndOfInput)...)
 			}
 			// Deadlines are checked on every message too, so a busy shard is never starved
 			// of releases.
@@ -247,13 +254,18 @@ func (s *shard) rearm() {
 
 // flushAll releases every buffered trace in arrival order (shutdown).
 func (s *shard) flushAll() {
-	var all []release
-	for t := s.oldest(); t != nil; t = s.oldest() {
-		all = append(all, s.take(t, triggerShutdown))
-	}
-	if len(all) > 0 {
+	if all := s.takeAll(triggerShutdown); len(all) > 0 {
 		s.p.releaseQueue <- all
 	}
+}
+
+// takeAll removes every buffered trace, in arrival order.
+func (s *shard) takeAll(trigger string) []release {
+	var all []release
+	for t := s.oldest(); t != nil; t = s.oldest() {
+		all = append(all, s.take(t, trigger))
+	}
+	return all
 }
 
 // idRing remembers the last n trace ids (FIFO), bounded in memory.

@@ -23,7 +23,7 @@ var (
 )
 
 func init() {
-	for _, t := range []string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown} {
+	for _, t := range []string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown, triggerEndOfInput} {
 		triggerAttrs[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("trigger", t)))
 	}
 }
