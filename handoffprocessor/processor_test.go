@@ -1042,7 +1042,7 @@ func TestEndOfInputReleasesEverythingNow(t *testing.T) {
 	sink := new(consumertest.TracesSink)
 	h := newHarness(t, testConfig(), sink, true)
 
-	a := loadCapture(t, adkOK)                                // root present: complete
+	a := loadCapture(t, adkOK)                               // root present: complete
 	b := filterSpans(loadCapture(t, strandsOK), not(isRoot)) // root never arrives
 	bTop := spanNamed(t, allSpans(b), "node triage").SpanID()
 	bID := traceIDOf(t, b)
