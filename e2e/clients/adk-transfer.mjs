@@ -1,0 +1,112 @@
+// Google ADK scenario: triage transfers to weather_specialist with ADK's transfer_to_agent
+// tool; the specialist calls get_weather for Paris, then Berlin, and answers. The models are
+// scripted stubs (a BaseLlm subclass), so nothing leaves the machine; the spans are ADK's own
+// (tracer gcp.vertex.agent), exported over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT.
+//
+//   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 node adk-transfer.mjs
+
+import { BaseLlm, FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk';
+import { z } from 'zod';
+
+import { runScenario } from './lib/telemetry.mjs';
+import { QUESTION, getWeather } from './lib/weather.mjs';
+
+const SERVICE_NAME = 'e2e-google-adk-transfer';
+
+/**
+ * A model that plays a fixed script: each call returns the next turn (function calls or
+ * text) with fixed token usage. It fails loudly when the agent asks for more turns than
+ * scripted, or when a turn's expected function response is missing from the request.
+ */
+class ScriptedLlm extends BaseLlm {
+  constructor(model, turns) {
+    super({ model });
+    this.turns = turns;
+    this.calls = 0;
+  }
+
+  async *generateContentAsync(llmRequest) {
+    const turn = this.turns[this.calls];
+    this.calls++;
+    if (!turn) {
+      throw new Error(`${this.model}: called ${this.calls} times, only ${this.turns.length} turns scripted`);
+    }
+    if (turn.after) {
+      const seen = (llmRequest.contents ?? []).some((c) => (c.parts ?? []).some((p) => p.functionResponse?.id === turn.after));
+      if (!seen) {
+        throw new Error(`${this.model}: turn ${this.calls} expects the response to call ${turn.after} in the request`);
+      }
+    }
+    yield {
+      content: { role: 'model', parts: turn.parts },
+      usageMetadata: {
+        promptTokenCount: turn.usage[0],
+        candidatesTokenCount: turn.usage[1],
+        totalTokenCount: turn.usage[0] + turn.usage[1],
+      },
+      finishReason: 'STOP',
+      turnComplete: true,
+    };
+  }
+
+  async connect() {
+    throw new Error(`${this.model}: live connections are not scripted`);
+  }
+}
+
+const call = (id, name, args) => ({ functionCall: { id, name, args } });
+
+await runScenario(SERVICE_NAME, async () => {
+  const weatherTool = new FunctionTool({
+    name: 'get_weather',
+    description: 'Get the current weather for a city',
+    parameters: z.object({ city: z.string().describe('City name') }),
+    execute: ({ city }) => getWeather(city),
+  });
+
+  const specialist = new LlmAgent({
+    name: 'weather_specialist',
+    description: 'Answers weather questions',
+    instruction: 'You are the weather specialist. Call get_weather once per city, then answer briefly.',
+    model: new ScriptedLlm('stub-weather-1', [
+      { parts: [call('adk_w1', 'get_weather', { city: 'Paris' })], usage: [45, 9] },
+      { after: 'adk_w1', parts: [call('adk_w2', 'get_weather', { city: 'Berlin' })], usage: [70, 9] },
+      { after: 'adk_w2', parts: [{ text: 'Paris: 18C, sunny. Berlin: 12C, rain.' }], usage: [95, 20] },
+    ]),
+    tools: [weatherTool],
+  });
+
+  const triage = new LlmAgent({
+    name: 'triage',
+    description: 'Routes each request to the right specialist',
+    instruction: 'Route the user to the right specialist agent.',
+    model: new ScriptedLlm('stub-triage-1', [
+      { parts: [call('adk_t1', 'transfer_to_agent', { agentName: 'weather_specialist' })], usage: [30, 6] },
+    ]),
+    subAgents: [specialist],
+  });
+
+  const runner = new InMemoryRunner({ agent: triage, appName: 'weather_app' });
+  let answer = '';
+  const authors = [];
+  for await (const event of runner.runEphemeral({
+    userId: 'e2e-user',
+    newMessage: { role: 'user', parts: [{ text: QUESTION }] },
+  })) {
+    if (event.errorMessage) {
+      throw new Error(`ADK event error ${event.errorCode}: ${event.errorMessage}`);
+    }
+    authors.push(event.author);
+    const text = (event.content?.parts ?? []).map((p) => p.text ?? '').join('');
+    if (text) {
+      answer = text;
+    }
+  }
+  if (!authors.includes('weather_specialist')) {
+    throw new Error(`the specialist never ran; event authors: ${authors.join(', ')}`);
+  }
+  if (!answer.includes('Berlin')) {
+    throw new Error(`unexpected final answer ${JSON.stringify(answer)}`);
+  }
+  return answer;
+});
