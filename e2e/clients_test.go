@@ -110,18 +110,18 @@ func clientScenarios() []clientScenario {
 			"pass", "depth <= 2, no delegation cycles, at least one agent", topo3, "topology ok: " + topo3,
 		}
 		m[[2]string{swarmCase, "EXPECT_DELEGATION_TO#2"}] = clientVerdict{
-			"pass", "swarm delegates to triage between 1 and 1 times", "1 times", "swarm delegated to triage 1 times",
+			"pass", "weather_swarm delegates to triage between 1 and 1 times", "1 times", "weather_swarm delegated to triage 1 times",
 		}
 		m[[2]string{swarmCase, "EXPECT_DELEGATION_TO#3"}] = clientVerdict{
-			"fail", "weather_specialist delegates to triage at least 1 times", "0 times (other senders to triage: swarm x1)",
-			"expected weather_specialist delegating to triage at least 1 times, saw 0 times (other senders to triage: swarm x1)",
+			"fail", "weather_specialist delegates to triage at least 1 times", "0 times (other senders to triage: weather_swarm x1)",
+			"expected weather_specialist delegating to triage at least 1 times, saw 0 times (other senders to triage: weather_swarm x1)",
 		}
 		return m
 	}
 	strandsHandoffs := func(errs int64) []clientHandoff {
 		return []clientHandoff{
-			// The swarm span is an agent (gen_ai.agent.name=swarm) and triage runs nested in it.
-			{"swarm", "triage", "nesting", "event:gen_ai.user.message:content", errs},
+			// The swarm span is an agent (named by its gen_ai.agent.id) and triage runs nested in it.
+			{"weather_swarm", "triage", "nesting", "event:gen_ai.user.message:content", errs},
 			// triage's structured output names the next agent: {"agentId":"weather_specialist",...}.
 			{"triage", "weather_specialist", "transfer_tool", "event:gen_ai.user.message:content", errs},
 		}
@@ -362,6 +362,9 @@ func checkClientSpans(t *testing.T, sc clientScenario, rep clientReport, got []f
 		}
 		op, _ := s.attrs["gen_ai.operation.name"].(string)
 		name, _ := s.attrs["gen_ai.agent.name"].(string)
+		if op == "invoke_swarm" {
+			name, _ = s.attrs["gen_ai.agent.id"].(string) // a swarm is named by its id
+		}
 		if (op == "invoke_agent" || op == "invoke_swarm") && name != "" {
 			if prev, dup := agents[name]; dup {
 				t.Errorf("%s: agent %s runs twice (spans %s, %s); the scenario runs each agent once", sc.name, name, prev, s.spanID)

@@ -132,7 +132,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 	results := col.waitForResults(t, params.ReportPath, map[string]int{adk.traceID: 6, strands.traceID: 6})
 	checkResults(t, results, map[string]map[[2]string]wantResult{
 		adk.traceID:     expectedResults(adk, "2 agent invocations, 1 handoffs, depth 1, cycles none", 2, "0 times"),
-		strands.traceID: expectedResults(strands, "3 agent invocations, 2 handoffs, depth 2, cycles none", 3, "0 times (other senders to triage: swarm x1)"),
+		strands.traceID: expectedResults(strands, "3 agent invocations, 2 handoffs, depth 2, cycles none", 3, "0 times (other senders to triage: weather_swarm x1)"),
 	})
 
 	// 2. The forwarded spans: every input span once, plus one HANDOFF span per handoff.
@@ -144,7 +144,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 		{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
 	})
 	checkForwarded(t, spans, strands, []wantHandoff{
-		{source: "swarm", target: "triage", detection: "nesting"},
+		{source: "weather_swarm", target: "triage", detection: "nesting"},
 		{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
 	})
 
@@ -605,6 +605,10 @@ func loadCapture(t *testing.T, name string) capture {
 		c.spanIDs = append(c.spanIDs, s.SpanID().String())
 		op, _ := s.Attributes().Get("gen_ai.operation.name")
 		agent, ok := s.Attributes().Get("gen_ai.agent.name")
+		if op.Str() == "invoke_swarm" {
+			// A Strands swarm is named by its id (its gen_ai.agent.name is always "swarm").
+			agent, ok = s.Attributes().Get("gen_ai.agent.id")
+		}
 		if ok && (op.Str() == "invoke_agent" || op.Str() == "invoke_swarm") {
 			c.agentSpans[agent.Str()] = s.SpanID().String()
 		}

@@ -32,7 +32,10 @@ type Chains struct {
 	AllowedTools Chain `mapstructure:"allowed_tools"`
 	HandoffFrom  Chain `mapstructure:"handoff_source"`
 	HandoffTo    Chain `mapstructure:"handoff_target"`
-	ErrorType    Chain `mapstructure:"error_type"`
+	// HandoffReason is read on explicit handoff spans; a transfer call's reason is its
+	// arguments (tool_args).
+	HandoffReason Chain `mapstructure:"handoff_reason"`
+	ErrorType     Chain `mapstructure:"error_type"`
 }
 
 // DefaultChains returns the default fallback chains (DIALECTS.md section 3).
@@ -79,10 +82,13 @@ func DefaultChains() Chains {
 			"openai.agents.span_data.tools", "agent.tools",
 			"llm:gen_ai.tool.definitions", "llm:ai.prompt.tools"},
 		HandoffFrom: Chain{"handoff.source", "gen_ai.handoff.from_agent",
-			"openai.agents.span_data.from_agent", "autogen.handoff.source", "from_agent"},
+			"openai.agents.span_data.from_agent", "autogen.handoff.source",
+			"langgraph.command.source_node", "from_agent"},
 		HandoffTo: Chain{"handoff.target", "gen_ai.handoff.to_agent",
-			"openai.agents.span_data.to_agent", "autogen.handoff.target", "to_agent"},
-		ErrorType: Chain{"error.type", "event:exception:exception.type"},
+			"openai.agents.span_data.to_agent", "autogen.handoff.target",
+			"langgraph.command.goto_node", "to_agent"},
+		HandoffReason: Chain{"handoff.reason", "gen_ai.handoff.reason", "autogen.handoff.content"},
+		ErrorType:     Chain{"error.type", "event:exception:exception.type"},
 	}
 }
 
@@ -106,6 +112,7 @@ func (c Chains) withDefaults() Chains {
 	fill(&c.AllowedTools, d.AllowedTools)
 	fill(&c.HandoffFrom, d.HandoffFrom)
 	fill(&c.HandoffTo, d.HandoffTo)
+	fill(&c.HandoffReason, d.HandoffReason)
 	fill(&c.ErrorType, d.ErrorType)
 	return c
 }

@@ -87,7 +87,7 @@ func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 		return RoleHandoff, "scope"
 	}
 	attrs := s.Attributes()
-	for _, key := range []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target"} {
+	for _, key := range []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target", "langgraph.command.goto_node"} {
 		if _, ok := attrs.Get(key); ok {
 			return RoleHandoff, key
 		}
@@ -195,6 +195,19 @@ var (
 		regexp.MustCompile(`^running tool: (.+)$`),
 	}
 )
+
+// agentName resolves an agent span's name. Strands names every swarm and graph "swarm" /
+// "graph" in gen_ai.agent.name and puts the configured id in gen_ai.agent.id: the id is
+// what tells two swarms apart, so it wins there.
+func agentName(s ptrace.Span, chains Chains) Value {
+	switch attrStr(s, "gen_ai.operation.name") {
+	case "invoke_swarm", "invoke_graph":
+		if id := attrStr(s, "gen_ai.agent.id"); id != "" {
+			return Value{Text: id, Source: "gen_ai.agent.id"}
+		}
+	}
+	return nameFrom(s, chains.AgentName, agentNameFromSpan)
+}
 
 // nameFrom resolves an agent or tool name: the chain first, then span-name patterns, then
 // the span name verbatim.

@@ -183,7 +183,7 @@ func (g *Graph) detectEdges(chains Chains) {
 		}
 		g.addEdge(&Edge{
 			From: sender, To: recv, Detection: detection, Via: s,
-			Reason: resolve(s.Span, Chain{"handoff.reason"}, nil),
+			Reason: resolve(s.Span, chains.HandoffReason, nil),
 		})
 	}
 

@@ -92,8 +92,8 @@ type RemoteRef struct {
 
 // Detection says what evidence produced an edge, strongest first.
 const (
-	DetectHandoffSpan  = "handoff_span"
-	DetectTransferTool = "transfer_tool"
+	DetectHandoffSpan     = "handoff_span"
+	DetectTransferTool    = "transfer_tool"
 	DetectParentPointer   = "parent_pointer"
 	DetectSpanLink        = "span_link"
 	DetectAgentAsTool     = "agent_as_tool"
@@ -173,7 +173,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 			s.Error = nil // framework control flow recorded as an error, not a failure
 		}
 		if s.Role == RoleAgent {
-			s.Name = nameFrom(s.Span, chains.AgentName, agentNameFromSpan)
+			s.Name = agentName(s.Span, chains)
 		} else if s.Role == RoleTool {
 			s.Name = nameFrom(s.Span, chains.ToolName, toolNameFromSpan)
 		} else {

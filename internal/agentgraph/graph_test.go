@@ -124,10 +124,10 @@ func TestExpectedEdges(t *testing.T) {
 		"google-adk-ok":             {"triage -> weather_specialist (transfer_tool)"},
 		"google-adk-agent-tool":     {"triage -> weather_specialist (agent_as_tool)"},
 		"google-adk-tool-error":     {"triage -> weather_specialist (transfer_tool)"},
-		"strands-ok":                {"swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
+		"strands-ok":                {"weather_swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
 		"strands-agent-tool":        {"triage -> weather_specialist (agent_as_tool)"},
-		"strands-tool-error":        {"swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
-		"strands-ok-latest-semconv": {"swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
+		"strands-tool-error":        {"weather_swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
+		"strands-ok-latest-semconv": {"weather_swarm -> triage (nesting)", "triage -> weather_specialist (transfer_tool)"},
 		// LangGraph supervisor: transfer tool to a sibling node; the supervisor's second run
 		// is control coming back, not a new handoff.
 		"langgraph-ok":             {"triage -> weather_specialist (transfer_tool)"},
@@ -174,10 +174,10 @@ func TestTokenRollups(t *testing.T) {
 	}, ws.Self)
 	// The swarm span repeats the total (240/43) on itself; it owns no LLM span, so its self
 	// budget is empty and its subtree is the sum of both agents, counted once.
-	require.Equal(t, int64(0), byName["swarm"].Self.TotalTokens)
-	require.Equal(t, int64(283), byName["swarm"].Subtree.TotalTokens)
+	require.Equal(t, int64(0), byName["weather_swarm"].Self.TotalTokens)
+	require.Equal(t, int64(283), byName["weather_swarm"].Subtree.TotalTokens)
 	require.Equal(t, 2, g.Depth)
-	require.Equal(t, "swarm", g.Root.Name)
+	require.Equal(t, "weather_swarm", g.Root.Name)
 
 	tool := BuildAll(capture(t, "strands-tool-error"), Options{})[0]
 	for _, inv := range tool.Invocations {
