@@ -19,8 +19,11 @@ const (
 
 // Config configures the assertion exporter. See README.md for every key.
 type Config struct {
-	// Cases are the assertion cases (seed-000 steps selected by a CEL condition).
+	// Cases are the assertion cases: seed-000 steps and seed-001 test-case fields, selected
+	// by a CEL condition.
 	Cases []rules.CaseConfig `mapstructure:"cases"`
+	// Defaults are seed-001 test-case fields shared by every case; a case's own field wins.
+	Defaults rules.TestFields `mapstructure:"defaults"`
 	// LogVerdicts chooses which results are logged: failures (and errors), all, or none.
 	LogVerdicts string `mapstructure:"log_verdicts"`
 	// Reports are optional report files.
@@ -37,6 +40,11 @@ type Config struct {
 type ReportsConfig struct {
 	// JSONLines appends one JSON object per assertion result.
 	JSONLines string `mapstructure:"json_lines"`
+	// JUnit is written on shutdown: a testsuite per case, a testcase per assertion per trace.
+	JUnit string `mapstructure:"junit"`
+	// Markdown is written on shutdown: totals, failures, and a Mermaid picture of each
+	// failing trace's delegation DAG.
+	Markdown string `mapstructure:"markdown"`
 
 	_ struct{}
 }
@@ -51,8 +59,12 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("log_verdicts: must be one of all, failures, none, got %q", c.LogVerdicts))
 	}
-	if _, err := rules.Compile(c.Cases, c.EvalCostLimit); err != nil {
+	if _, err := c.compile(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+func (c *Config) compile() (*rules.Evaluator, error) {
+	return rules.Compile(c.Cases, rules.Options{Defaults: c.Defaults, CostLimit: c.EvalCostLimit})
 }

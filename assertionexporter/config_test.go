@@ -77,6 +77,21 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_min_over_max.yaml":            "cases[0] (c).steps[1].maxInvocations: must be at least minInvocations (3), got 1",
 		"invalid_log_verdicts.yaml":            `log_verdicts: must be one of all, failures, none, got "sometimes"`,
 		"invalid_file_source.yaml":             "cases[0] (c).steps[0].source: FILE (otelSpansFile) is not supported by this version",
+		// Seed-001 test-case fields.
+		"invalid_seed_bad_cel.yaml": "cases[0] (returns_id_10).expected_result: ERROR: <input>:1:13: Syntax error: token recognition error at: '= '\n" +
+			" | output.id === 10\n" +
+			" | ............^",
+		"invalid_seed_tool_expression.yaml": "cases[0] (calls_add_for_each_pair).expected_tool_calls[0] (math.calculator.add): " +
+			"ERROR: <input>:1:22: undeclared reference to 'param' (in container '')\n" +
+			" | invocations == 1 and param.a == 4\n" +
+			" | .....................^",
+		"invalid_seed_approval_decisions.yaml": "cases[0] (approves_the_exact_refund).approval_decisions: not supported: approval decisions are " +
+			"supplied by the test runner that drives the agent; a trace collector only observes runs and cannot answer a pending approval. " +
+			"Remove it and assert the observable outcome instead, e.g. expected_result: status == \"awaiting_approval\"",
+		"invalid_seed_strict_approvals.yaml": "defaults.strict_approval_decisions: not supported: approval decisions are supplied by the test runner",
+		"invalid_seed_unknown_key.yaml":      "'cases[0]' has invalid keys: expected_results",
+		"invalid_seed_fire_and_forget_count.yaml": "cases[0] (fans_out_telemetry).expected_child_agents.telemetry-writer.expected_triggered: " +
+			"must not be negative, got -1",
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {

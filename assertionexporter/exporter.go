@@ -1,12 +1,17 @@
 package assertionexporter
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"sort"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -22,12 +27,16 @@ type assertionExporter struct {
 	eval      *rules.Evaluator
 	graphOpts agentgraph.Options
 	jsonl     *report.JSONLines
+	// run collects results for the JUnit and Markdown reports (nil when neither is set or
+	// Start failed).
+	run      *report.Run
+	shutdown sync.Once
 }
 
 var _ exporter.Traces = (*assertionExporter)(nil)
 
 func newExporter(set exporter.Settings, cfg *Config) (*assertionExporter, error) {
-	eval, err := rules.Compile(cfg.Cases, cfg.EvalCostLimit)
+	eval, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +55,17 @@ func (e *assertionExporter) Capabilities() consumer.Capabilities {
 }
 
 func (e *assertionExporter) Start(context.Context, component.Host) error {
+	var run *report.Run
+	for _, path := range []string{e.cfg.Reports.JUnit, e.cfg.Reports.Markdown} {
+		if path == "" {
+			continue
+		}
+		if err := report.CheckWritable(path); err != nil {
+			return err
+		}
+		run = report.NewRun(e.eval.CaseNames())
+	}
+	e.run = run
 	if path := e.cfg.Reports.JSONLines; path != "" {
 		w, err := report.OpenJSONLines(path)
 		if err != nil {
@@ -61,11 +81,19 @@ func (e *assertionExporter) Start(context.Context, component.Host) error {
 	return nil
 }
 
-// ConsumeTraces evaluates every case on every trace of td. The handoff processor sends
-// whole traces; spans it marked late belong to a trace already judged and are skipped.
+// ConsumeTraces evaluates every case on every trace of td, in trace-id order (so a batch
+// always yields its results in the same order). The handoff processor sends whole traces;
+// spans it marked late belong to a trace already judged and are skipped.
 func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var all []rules.Result
-	for id, spans := range agentgraph.SpansOf(td) {
+	byTrace := agentgraph.SpansOf(td)
+	ids := make([]pcommon.TraceID, 0, len(byTrace))
+	for id := range byTrace {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
+	for _, id := range ids {
+		spans := byTrace[id]
 		kept := spans[:0]
 		complete := true
 		for _, s := range spans {
@@ -89,6 +117,9 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 		results := e.eval.Evaluate(g, complete)
 		e.telemetry.evaluated(ctx, complete, time.Since(began), results)
 		e.log(results)
+		if e.run != nil {
+			e.run.Add(g, results)
+		}
 		all = append(all, results...)
 	}
 	if e.jsonl != nil && len(all) > 0 {
@@ -128,10 +159,24 @@ func (e *assertionExporter) log(results []rules.Result) {
 	}
 }
 
+// Shutdown closes the JSON-lines report and writes the JUnit and Markdown reports, each
+// atomically (a temporary file renamed into place). Repeated calls do nothing more.
 func (e *assertionExporter) Shutdown(context.Context) error {
-	e.telemetry.shutdown()
-	if e.jsonl != nil {
-		return e.jsonl.Close()
-	}
-	return nil
+	var errs []error
+	e.shutdown.Do(func() {
+		e.telemetry.shutdown()
+		if e.jsonl != nil {
+			errs = append(errs, e.jsonl.Close())
+		}
+		if e.run == nil {
+			return
+		}
+		if path := e.cfg.Reports.JUnit; path != "" {
+			errs = append(errs, report.WriteFileAtomic(path, e.run.JUnit()))
+		}
+		if path := e.cfg.Reports.Markdown; path != "" {
+			errs = append(errs, report.WriteFileAtomic(path, e.run.Markdown()))
+		}
+	})
+	return errors.Join(errs...)
 }

@@ -1,5 +1,6 @@
-// Package report writes assertion results to files: JSON lines now; JUnit and Markdown
-// summaries build on the same results.
+// Package report writes assertion results to files: JSON lines as results arrive, and a
+// JUnit XML report and a Markdown summary (with a Mermaid picture of each failing trace's
+// delegation DAG) of a whole run, written atomically at its end.
 package report
 
 import (

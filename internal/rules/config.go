@@ -24,15 +24,18 @@ const (
 	SourceFile = "FILE"
 )
 
-// CaseConfig is one assertion case: which traces it applies to and its steps.
+// CaseConfig is one assertion case: which traces it applies to, its seed-000 steps and its
+// seed-001 test-case fields (asserted on the trace's root agent invocation).
 type CaseConfig struct {
-	// Name identifies the case in metrics, logs and reports.
+	// Name identifies the case in metrics, logs and reports (seed 001's test name).
 	Name string `mapstructure:"name"`
 	// When is a CEL condition over the trace (see README); empty = every trace that has at
 	// least one agent.
 	When string `mapstructure:"when"`
 	// Steps are seed-000 steps, evaluated in order.
 	Steps []StepConfig `mapstructure:"steps"`
+	// TestFields are the seed-001 test-case fields, evaluated after the steps.
+	TestFields `mapstructure:",squash"`
 
 	_ struct{}
 }
@@ -90,9 +93,10 @@ func (s StepConfig) ID(index int) string {
 	return fmt.Sprintf("%s#%d", s.Action, index+1)
 }
 
-// Validate checks the cases without compiling their CEL (Compile does both).
-func validateCases(cases []CaseConfig) error {
-	var errs []error
+// validateCases checks the cases (with the defaults applied) without compiling their CEL
+// (Compile does both).
+func validateCases(cases []CaseConfig, defaults TestFields) error {
+	errs := validateTestFields("defaults", defaults)
 	names := map[string]bool{}
 	for i, c := range cases {
 		where := fmt.Sprintf("cases[%d]", i)
@@ -104,10 +108,17 @@ func validateCases(cases []CaseConfig) error {
 			where = fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		}
 		names[c.Name] = true
-		if len(c.Steps) == 0 {
-			errs = append(errs, fmt.Errorf("%s.steps: at least one step is required", where))
+		fields, _ := c.TestFields.withDefaults(defaults)
+		if len(c.Steps) == 0 && fields.empty() {
+			errs = append(errs, fmt.Errorf("%s.steps: at least one step or test-case assertion is required "+
+				"(steps, expected_result, expected_tool_calls, expected_tool_call_order, expected_no_tool_calls, expected_child_agents)", where))
 		}
+		// Only the case's own fields: inherited ones were checked once, at defaults.
+		errs = append(errs, validateTestFields(where, c.TestFields)...)
 		stepIDs := map[string]bool{}
+		for _, id := range fields.stepIDs("") {
+			stepIDs[id] = true
+		}
 		sawTopology := false
 		for j, s := range c.Steps {
 			at := fmt.Sprintf("%s.steps[%d]", where, j)

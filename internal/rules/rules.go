@@ -51,25 +51,58 @@ type Evaluator struct {
 type compiledCase struct {
 	cfg  CaseConfig
 	when cel.Program // nil: every trace with at least one agent
+	// expect holds the seed-001 assertions on the root agent (defaults applied).
+	expect *compiledExpectations
 }
 
-// Cases lists the case names and, per case, its step ids (for metrics).
+// stepIDs lists the case's step ids in evaluation order: seed-000 steps, then seed-001
+// assertions.
+func (c *compiledCase) stepIDs() []string {
+	var ids []string
+	for i, s := range c.cfg.Steps {
+		ids = append(ids, s.ID(i))
+	}
+	for _, ref := range c.expect.steps("") {
+		ids = append(ids, ref.id)
+	}
+	return ids
+}
+
+// Cases lists the case names and, per case, its step ids (for metrics). Every id comes
+// from the config, so the set is bounded.
 func (e *Evaluator) Cases() map[string][]string {
 	out := make(map[string][]string, len(e.cases))
 	for _, c := range e.cases {
-		for i, s := range c.cfg.Steps {
-			out[c.cfg.Name] = append(out[c.cfg.Name], s.ID(i))
-		}
+		out[c.cfg.Name] = c.stepIDs()
 	}
 	return out
 }
 
-// Compile validates the cases and compiles their CEL conditions; errors name the case and
-// field. costLimit 0 means DefaultCostLimit.
-func Compile(cases []CaseConfig, costLimit uint64) (*Evaluator, error) {
-	if err := validateCases(cases); err != nil {
+// CaseNames lists the case names in config order.
+func (e *Evaluator) CaseNames() []string {
+	out := make([]string, 0, len(e.cases))
+	for _, c := range e.cases {
+		out = append(out, c.cfg.Name)
+	}
+	return out
+}
+
+// Options configure Compile.
+type Options struct {
+	// Defaults are seed-001 test-case fields every case inherits unless it sets them
+	// (a field set on the case wins as a whole).
+	Defaults TestFields
+	// CostLimit bounds one CEL evaluation; 0 means DefaultCostLimit.
+	CostLimit uint64
+}
+
+// Compile validates the cases and compiles their CEL (case conditions and seed-001
+// expressions); errors name the case, the field and, for CEL, the line:column.
+func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
+	if err := validateCases(cases, opts.Defaults); err != nil {
 		return nil, err
 	}
+	costLimit := opts.CostLimit
 	if costLimit == 0 {
 		costLimit = DefaultCostLimit
 	}
@@ -77,17 +110,26 @@ func Compile(cases []CaseConfig, costLimit uint64) (*Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
+	envs, err := getSeedEnvs()
+	if err != nil {
+		return nil, err
+	}
+	defaults, errs := compileExpectations(envs, "defaults", opts.Defaults.AgentExpectations, costLimit)
 	ev := &Evaluator{}
-	var errs []error
 	for i, c := range cases {
 		cc := &compiledCase{cfg: c}
+		at := fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		if strings.TrimSpace(c.When) != "" {
 			prg, err := compileBool(env, c.When, costLimit)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("cases[%d] (%s).when: %w", i, c.Name, err))
+				errs = append(errs, fmt.Errorf("%s.when: %w", at, err))
 			}
 			cc.when = prg
 		}
+		own, ownErrs := compileExpectations(envs, at, c.AgentExpectations, costLimit)
+		errs = append(errs, ownErrs...)
+		own.inherit(defaults)
+		cc.expect = own
 		ev.cases = append(ev.cases, cc)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -145,10 +187,12 @@ func traceVars(g *agentgraph.Graph) map[string]any {
 	return vars
 }
 
-// Evaluate runs every case that selects the trace and returns one result per step.
+// Evaluate runs every case that selects the trace and returns one result per step and per
+// seed-001 assertion, in config order.
 func (e *Evaluator) Evaluate(g *agentgraph.Graph, complete bool) []Result {
 	var out []Result
 	var vars map[string]any
+	var te *traceEval
 	for _, c := range e.cases {
 		base := Result{TraceID: g.TraceID.String(), Case: c.cfg.Name, Complete: complete}
 		if c.when == nil {
@@ -172,23 +216,65 @@ func (e *Evaluator) Evaluate(g *agentgraph.Graph, complete bool) []Result {
 				continue
 			}
 		}
-		var topo *agentgraph.Graph
-		for i, s := range c.cfg.Steps {
-			r := base
-			r.Step, r.Action = s.ID(i), s.Action
-			switch s.Action {
-			case ActionTopology:
-				topo = g
-				topology(&r, s, g)
-			case ActionDelegation:
-				delegation(&r, s, topo)
-			case ActionBudget:
-				budget(&r, s, topo)
-			case ActionContext:
-				handoffContext(&r, s, topo)
+		out = append(out, c.evaluateSteps(base, g)...)
+		if !c.expect.empty() {
+			if te == nil {
+				te = newTraceEval(g)
 			}
+			out = append(out, c.evaluateTestCase(base, te)...)
+		}
+	}
+	return out
+}
+
+// evaluateTestCase runs the seed-001 assertions on the trace's root agent invocation. A
+// panic (a bug, or one in a library) becomes an error result per assertion: bad input never
+// takes the collector down.
+func (c *compiledCase) evaluateTestCase(base Result, te *traceEval) (out []Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = nil
+			for _, ref := range c.expect.steps("") {
+				r := base
+				r.Step, r.Action, r.Outcome = ref.id, ref.action, Error
+				r.Expected, r.Actual = ref.expected, "evaluation error"
+				r.Message = fmt.Sprintf("internal error while evaluating the test case: %v", p)
+				out = append(out, r)
+			}
+		}
+	}()
+	if te.g.Root == nil {
+		var out []Result
+		for _, ref := range c.expect.steps("") {
+			r := base
+			r.Step, r.Action, r.Outcome = ref.id, ref.action, Skipped
+			r.Actual = "no agent"
+			r.Message = errNoRoot.Error() + ": the test-case assertions apply to the root agent"
 			out = append(out, r)
 		}
+		return out
+	}
+	return te.evalExpectations(base, te.g.Root, c.expect, "")
+}
+
+func (c *compiledCase) evaluateSteps(base Result, g *agentgraph.Graph) []Result {
+	var out []Result
+	var topo *agentgraph.Graph
+	for i, s := range c.cfg.Steps {
+		r := base
+		r.Step, r.Action = s.ID(i), s.Action
+		switch s.Action {
+		case ActionTopology:
+			topo = g
+			topology(&r, s, g)
+		case ActionDelegation:
+			delegation(&r, s, topo)
+		case ActionBudget:
+			budget(&r, s, topo)
+		case ActionContext:
+			handoffContext(&r, s, topo)
+		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -1,0 +1,154 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Props    *junitProps `xml:"properties,omitempty"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitProps struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",cdata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// JUnit renders the run as JUnit XML: a testsuite per case (in config order), a testcase
+// per assertion per trace (named "STEP [trace TRACE_ID]", classname the case), with a
+// failure, error or skipped element carrying the message, and expected/actual/spans in the
+// body.
+func (r *Run) JUnit() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	suites := make([]junitSuite, len(r.cases))
+	for i, c := range r.cases {
+		suites[i].Name = clean(c)
+	}
+	for _, rec := range r.sorted() {
+		res := rec.Result
+		s := &suites[r.caseIndex[res.Case]]
+		tc := junitCase{Name: clean(fmt.Sprintf("%s [trace %s]", res.Step, res.TraceID)), ClassName: clean(res.Case)}
+		body := clean(problemBody(res))
+		switch res.Outcome {
+		case rules.Fail:
+			tc.Failure = &junitProblem{Message: clean(res.Message), Type: clean(res.Action), Body: body}
+		case rules.Error:
+			tc.Error = &junitProblem{Message: clean(res.Message), Type: clean(res.Action), Body: body}
+		case rules.Skipped:
+			tc.Skipped = &junitSkipped{Message: clean(res.Message)}
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	out := junitSuites{Name: "otelcol-handoff assertions"}
+	for i := range suites {
+		s := &suites[i]
+		counts := r.byCase[r.cases[i]]
+		s.Tests = counts[rules.Pass] + counts[rules.Fail] + counts[rules.Error] + counts[rules.Skipped]
+		s.Failures, s.Errors, s.Skipped = counts[rules.Fail], counts[rules.Error], counts[rules.Skipped]
+		if listed := len(s.Cases); listed < s.Tests {
+			s.Props = &junitProps{Props: []junitProp{{
+				Name:  "unlisted_results",
+				Value: fmt.Sprintf("%d results beyond the first %d of the run are counted but not listed", s.Tests-listed, MaxResults),
+			}}}
+		}
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Errors += s.Errors
+		out.Skipped += s.Skipped
+	}
+	out.Suites = suites
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header)
+	enc := xml.NewEncoder(&buf)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		// Every string is cleaned, so encoding cannot fail; keep the report well-formed.
+		return []byte(xml.Header + "<testsuites/>\n")
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+func problemBody(res rules.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "expected: %s\nactual: %s\ntrace: %s", res.Expected, res.Actual, res.TraceID)
+	if !res.Complete {
+		b.WriteString(" (released incomplete)")
+	}
+	if len(res.Spans) > 0 {
+		fmt.Fprintf(&b, "\nspans: %s", strings.Join(res.Spans, ", "))
+	}
+	return b.String()
+}
+
+// clean makes s valid XML character data: invalid UTF-8 and characters XML forbids become
+// U+FFFD.
+func clean(s string) string {
+	ok := true
+	for _, c := range s {
+		if !xmlChar(c) {
+			ok = false
+			break
+		}
+	}
+	if ok && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range s {
+		if !xmlChar(c) {
+			c = utf8.RuneError
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func xmlChar(c rune) bool {
+	return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
+		(c >= 0xE000 && c <= 0xFFFD && c != utf8.RuneError) || (c >= 0x10000 && c <= 0x10FFFF)
+}

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+// maxCell bounds one Markdown table cell.
+const maxCell = 160
+
+// Markdown renders the run as a Markdown summary: the verdict and totals, a table per case,
+// a table of failures and errors (at most MaxFailureRows), and a Mermaid `graph TD` of each
+// failing trace's delegation DAG (at most MaxPictures), with failing agents and the
+// handoffs into them marked.
+func (r *Run) Markdown() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b bytes.Buffer
+	t := r.totals
+	total := t[rules.Pass] + t[rules.Fail] + t[rules.Error] + t[rules.Skipped]
+	verdict := "PASSED"
+	if t[rules.Fail]+t[rules.Error] > 0 {
+		verdict = "FAILED"
+	}
+	b.WriteString("# Assertion report\n\n")
+	fmt.Fprintf(&b, "**%s**: %s over %s", verdict, plural(total, "assertion", "assertions"), plural(r.traces, "trace", "traces"))
+	if r.incomplete > 0 {
+		fmt.Fprintf(&b, " (%d released incomplete)", r.incomplete)
+	}
+	fmt.Fprintf(&b, ": %d passed, %d failed, %d errored, %d skipped.\n\n", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped])
+
+	b.WriteString("| case | pass | fail | error | skipped |\n|---|---:|---:|---:|---:|\n")
+	for _, c := range r.cases {
+		n := r.byCase[c]
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", cell(c), n[rules.Pass], n[rules.Fail], n[rules.Error], n[rules.Skipped])
+	}
+	fmt.Fprintf(&b, "| **total** | %d | %d | %d | %d |\n", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped])
+
+	var failures []record
+	for _, rec := range r.sorted() {
+		if rec.Outcome == rules.Fail || rec.Outcome == rules.Error {
+			failures = append(failures, rec)
+		}
+	}
+	if len(failures) == 0 && t[rules.Fail]+t[rules.Error] == 0 {
+		return b.Bytes()
+	}
+	b.WriteString("\n## Failures\n\n")
+	b.WriteString("| case | assertion | trace | outcome | expected | actual | message |\n|---|---|---|---|---|---|---|\n")
+	for i, rec := range failures {
+		if i == MaxFailureRows {
+			break
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n", cell(rec.Case), cell(rec.Step), rec.TraceID,
+			rec.Outcome, cell(rec.Expected), cell(rec.Actual), cell(rec.Message))
+	}
+	if listed := min(len(failures), MaxFailureRows); listed < t[rules.Fail]+t[rules.Error] {
+		fmt.Fprintf(&b, "\n%d more failures and errors are not listed here; see the JUnit or JSON-lines report.\n",
+			t[rules.Fail]+t[rules.Error]-listed)
+	}
+
+	ids := make([]string, 0, len(r.pictures))
+	for id := range r.pictures {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return b.Bytes()
+	}
+	b.WriteString("\n## Failing traces\n")
+	failedBy := map[string][]string{}
+	for _, rec := range failures {
+		key := rec.Case + "/" + rec.Step
+		list := failedBy[rec.TraceID]
+		if len(list) == 0 || list[len(list)-1] != key {
+			failedBy[rec.TraceID] = append(list, key)
+		}
+	}
+	for _, id := range ids {
+		d := r.pictures[id]
+		fmt.Fprintf(&b, "\n### Trace `%s`\n\n", id)
+		if f := failedBy[id]; len(f) > 0 {
+			more := ""
+			if len(f) > 10 {
+				more = fmt.Sprintf(" and %d more", len(f)-10)
+				f = f[:10]
+			}
+			for i := range f {
+				f[i] = cellN(f[i], maxCell)
+			}
+			fmt.Fprintf(&b, "Failed: %s%s\n\n", strings.Join(f, ", "), more)
+		}
+		b.WriteString(mermaid(d))
+	}
+	return b.Bytes()
+}
+
+// mermaid draws a DAG: one node per agent invocation, one arrow per handoff labelled with
+// how it was detected; failing agents are styled "failed" and the arrows into them drawn
+// thick, red and labelled FAIL.
+func mermaid(d *dag) string {
+	var b strings.Builder
+	b.WriteString("```mermaid\ngraph TD\n")
+	if len(d.nodes) == 0 {
+		b.WriteString("  none[\"no agent spans\"]\n")
+	}
+	var failedNodes []string
+	for i, n := range d.nodes {
+		label := mermaidText(n.name)
+		if n.errored {
+			label += " (error)"
+		}
+		fmt.Fprintf(&b, "  n%d[\"%s\"]\n", i, label)
+		if n.failed {
+			failedNodes = append(failedNodes, fmt.Sprintf("n%d", i))
+		}
+	}
+	var failedLinks []string
+	for i, e := range d.edges {
+		if e.failed {
+			fmt.Fprintf(&b, "  n%d ==>|\"FAIL %s\"| n%d\n", e.from, mermaidText(e.detection), e.to)
+			failedLinks = append(failedLinks, fmt.Sprint(i))
+		} else {
+			fmt.Fprintf(&b, "  n%d -->|\"%s\"| n%d\n", e.from, mermaidText(e.detection), e.to)
+		}
+	}
+	if len(failedNodes) > 0 {
+		b.WriteString("  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n")
+		fmt.Fprintf(&b, "  class %s failed\n", strings.Join(failedNodes, ","))
+	}
+	if len(failedLinks) > 0 {
+		fmt.Fprintf(&b, "  linkStyle %s stroke:#c0392b,stroke-width:3px\n", strings.Join(failedLinks, ","))
+	}
+	b.WriteString("```\n")
+	return b.String()
+}
+
+// mermaidText makes trace data safe inside a quoted Mermaid label and a Markdown fence.
+func mermaidText(s string) string {
+	s = truncateRunes(strings.Join(strings.Fields(s), " "), 60)
+	r := strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "`", "#96;", "|", "#124;")
+	return r.Replace(s)
+}
+
+// cell makes text safe for one Markdown table cell: one line of at most maxCell
+// characters; `code spans` are kept (with their pipes escaped), and outside them the
+// characters that would start emphasis, code, HTML or a new cell are backslash-escaped.
+func cell(s string) string { return cellN(s, maxCell) }
+
+func cellN(s string, n int) string {
+	s = truncateRunes(strings.Join(strings.Fields(s), " "), n)
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 { // an unpaired backtick (e.g. cut by the truncation) is text
+		parts[len(parts)-2] += "`" + parts[len(parts)-1]
+		parts = parts[:len(parts)-1]
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 {
+			b.WriteString("`" + strings.ReplaceAll(p, "|", `\|`) + "`")
+			continue
+		}
+		b.WriteString(markdownEscaper.Replace(p))
+	}
+	return b.String()
+}
+
+var markdownEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", "*", `\*`, "<", `\<`, "|", `\|`,
+)
+
+func truncateRunes(s string, n int) string {
+	runes := []rune(s)
+	if len(runes) <= n {
+		return s
+	}
+	return string(runes[:n]) + "…"
+}

@@ -1,0 +1,239 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+// Bounds of what a Run keeps for its reports. Totals are always exact; beyond the bounds
+// results are counted but not listed, and the reports say so.
+const (
+	// MaxResults is the number of results kept for the JUnit report.
+	MaxResults = 100_000
+	// MaxFailureRows is the number of failures listed in the Markdown summary.
+	MaxFailureRows = 200
+	// MaxPictures is the number of failing traces whose DAG the Markdown summary draws (the
+	// ones with the smallest trace ids, so the choice does not depend on arrival order).
+	MaxPictures = 20
+)
+
+// Run collects the results of one run (a CI replay, or a collector's lifetime) for the
+// JUnit and Markdown reports written at its end. It is safe for concurrent use. Its output
+// is deterministic: suites follow the config's case order, results within a suite are
+// ordered by trace id and then as the evaluator produced them (while under MaxResults).
+type Run struct {
+	mu         sync.Mutex
+	caseIndex  map[string]int
+	cases      []string
+	records    []record
+	dropped    int
+	totals     map[rules.Outcome]int
+	byCase     map[string]map[rules.Outcome]int
+	traces     int
+	incomplete int
+	pictures   map[string]*dag
+}
+
+type record struct {
+	rules.Result
+	batch, seq int
+}
+
+// NewRun starts a run; cases are the case names in config order.
+func NewRun(cases []string) *Run {
+	r := &Run{
+		caseIndex: map[string]int{}, totals: map[rules.Outcome]int{},
+		byCase: map[string]map[rules.Outcome]int{}, pictures: map[string]*dag{},
+	}
+	for _, c := range cases {
+		r.addCase(c)
+	}
+	return r
+}
+
+func (r *Run) addCase(c string) {
+	if _, ok := r.caseIndex[c]; ok {
+		return
+	}
+	r.caseIndex[c] = len(r.cases)
+	r.cases = append(r.cases, c)
+	r.byCase[c] = map[rules.Outcome]int{}
+}
+
+// Add records the results of one trace; g (may be nil) is kept, in a compact form, when the
+// trace has a failing or errored result and is among the MaxPictures smallest such ids.
+func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
+	if len(results) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.traces++
+	batch := len(r.records) + r.dropped
+	failed := map[string]bool{}
+	complete := true
+	for i, res := range results {
+		r.addCase(res.Case)
+		r.totals[res.Outcome]++
+		r.byCase[res.Case][res.Outcome]++
+		if !res.Complete {
+			complete = false
+		}
+		if res.Outcome == rules.Fail || res.Outcome == rules.Error {
+			for _, s := range res.Spans {
+				failed[s] = true
+			}
+			failed[""] = true // the trace has a failure
+		}
+		if len(r.records) < MaxResults {
+			r.records = append(r.records, record{Result: res, batch: batch, seq: i})
+		} else {
+			r.dropped++
+		}
+	}
+	if !complete {
+		r.incomplete++
+	}
+	if g != nil && failed[""] {
+		r.keepPicture(snapshot(g, failed))
+	}
+}
+
+func (r *Run) keepPicture(d *dag) {
+	if _, ok := r.pictures[d.traceID]; ok || len(r.pictures) < MaxPictures {
+		r.pictures[d.traceID] = d
+		return
+	}
+	largest := ""
+	for id := range r.pictures {
+		if id > largest {
+			largest = id
+		}
+	}
+	if d.traceID < largest {
+		delete(r.pictures, largest)
+		r.pictures[d.traceID] = d
+	}
+}
+
+// sorted returns the kept results in report order.
+func (r *Run) sorted() []record {
+	out := append([]record(nil), r.records...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if ci, cj := r.caseIndex[a.Case], r.caseIndex[b.Case]; ci != cj {
+			return ci < cj
+		}
+		if a.TraceID != b.TraceID {
+			return a.TraceID < b.TraceID
+		}
+		if a.batch != b.batch {
+			return a.batch < b.batch
+		}
+		return a.seq < b.seq
+	})
+	return out
+}
+
+// dag is the part of a delegation DAG a report draws.
+type dag struct {
+	traceID string
+	nodes   []dagNode
+	edges   []dagEdge
+}
+
+type dagNode struct {
+	name    string
+	failed  bool
+	errored bool
+}
+
+type dagEdge struct {
+	from, to  int
+	detection string
+	failed    bool
+}
+
+// snapshot copies what the picture needs, so the trace's spans can be released.
+func snapshot(g *agentgraph.Graph, failedSpans map[string]bool) *dag {
+	d := &dag{traceID: g.TraceID.String()}
+	index := map[*agentgraph.Invocation]int{}
+	node := func(inv *agentgraph.Invocation) int {
+		if i, ok := index[inv]; ok {
+			return i
+		}
+		n := dagNode{name: inv.Name}
+		if inv.Remote != nil || inv.Span == nil {
+			n.name += " (other trace)"
+		} else {
+			n.failed, n.errored = failedSpans[inv.Span.ID.String()], inv.Span.Error != nil
+		}
+		index[inv] = len(d.nodes)
+		d.nodes = append(d.nodes, n)
+		return index[inv]
+	}
+	for _, inv := range g.Invocations {
+		node(inv)
+	}
+	for _, e := range g.Edges {
+		de := dagEdge{from: node(e.From), to: node(e.To), detection: e.Detection}
+		if e.To.Span != nil {
+			de.failed = failedSpans[e.To.Span.ID.String()]
+		}
+		d.edges = append(d.edges, de)
+	}
+	return d
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same directory and a
+// rename, so a reader never sees a partial report.
+func WriteFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckWritable fails when a report could not be written to path (its directory is missing
+// or not writable), so a misconfigured path fails at start, not at the end of a run.
+func CheckWritable(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-*")
+	if err != nil {
+		return fmt.Errorf("report %s is not writable: %w", path, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

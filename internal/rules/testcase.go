@@ -1,0 +1,278 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// Seed-001 test-case fields. They keep the seed's snake_case keys so users' specs paste in
+// verbatim; see assertionexporter/README.md for the semantics.
+
+// Field names of the seed-001 test case; also the leaf of every step id they produce.
+const (
+	FieldExpectedResult        = "expected_result"
+	FieldExpectedToolCalls     = "expected_tool_calls"
+	FieldExpectedToolCallOrder = "expected_tool_call_order"
+	FieldExpectedNoToolCalls   = "expected_no_tool_calls"
+	FieldExpectedChildAgents   = "expected_child_agents"
+	FieldExpectedPayload       = "expected_payload"
+	FieldExpectedTriggered     = "expected_triggered"
+)
+
+// ToolCallSpec is one item of expected_tool_calls: a bare tool name (the tool is called at
+// least once) or a one-key map `tool: expression` over invocations, params and context.
+type ToolCallSpec struct {
+	// Tool is the tool name (decoded from the item itself, not from a key).
+	Tool string `mapstructure:"-"`
+	// Expr is the expression; empty for a bare tool name.
+	Expr string `mapstructure:"-"`
+}
+
+// UnmarshalText decodes the bare-name form.
+func (t *ToolCallSpec) UnmarshalText(b []byte) error {
+	t.Tool, t.Expr = string(b), ""
+	return nil
+}
+
+// Unmarshal decodes the `tool: expression` form.
+func (t *ToolCallSpec) Unmarshal(conf *confmap.Conf) error {
+	m := conf.ToStringMap()
+	if len(m) != 1 {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return fmt.Errorf("an expected_tool_calls item is a tool name or a one-key map `tool: expression`, got keys %s", strings.Join(keys, ", "))
+	}
+	for k, v := range m {
+		t.Tool = k
+		switch v := v.(type) {
+		case string:
+			t.Expr = v
+		case bool, int, int64, uint64, float64:
+			t.Expr = fmt.Sprint(v)
+		case nil:
+			t.Expr = ""
+		default:
+			return fmt.Errorf("expected_tool_calls item %q: the expression must be a string, got %T", k, v)
+		}
+	}
+	return nil
+}
+
+// AgentExpectations are the assertions on one agent invocation, shared by a case (on the
+// root agent) and by each entry of expected_child_agents (on the triggered agent).
+type AgentExpectations struct {
+	// ExpectedResult is an expression over status, output, error and context.
+	ExpectedResult string `mapstructure:"expected_result"`
+	// ExpectedToolCalls are independent assertions on the agent's own tool calls.
+	ExpectedToolCalls []ToolCallSpec `mapstructure:"expected_tool_calls"`
+	// ExpectedToolCallOrder names tools that must be called in this relative order.
+	ExpectedToolCallOrder []string `mapstructure:"expected_tool_call_order"`
+	// ExpectedNoToolCalls names tools that must not be called.
+	ExpectedNoToolCalls []string `mapstructure:"expected_no_tool_calls"`
+	// ExpectedChildAgents asserts on the agents this one triggered, keyed by agent name.
+	ExpectedChildAgents ChildAgents `mapstructure:"expected_child_agents"`
+}
+
+// ChildAgents is expected_child_agents: agent name → spec, recursively. It wraps the map so
+// the spec can nest without making the config type recursive (the collector's config
+// checks walk config types).
+type ChildAgents struct {
+	specs map[string]*ChildAgentSpec
+}
+
+// NewChildAgents returns the ChildAgents of specs.
+func NewChildAgents(specs map[string]*ChildAgentSpec) ChildAgents { return ChildAgents{specs: specs} }
+
+// Specs returns the specs by agent name.
+func (c ChildAgents) Specs() map[string]*ChildAgentSpec { return c.specs }
+
+// Len is the number of agents.
+func (c ChildAgents) Len() int { return len(c.specs) }
+
+// Unmarshal decodes the agent-name keyed map; each spec is decoded strictly.
+func (c *ChildAgents) Unmarshal(conf *confmap.Conf) error {
+	raw := conf.ToStringMap()
+	c.specs = make(map[string]*ChildAgentSpec, len(raw))
+	for _, name := range sortedKeys(raw) {
+		switch v := raw[name].(type) {
+		case nil:
+			c.specs[name] = nil
+		case map[string]any:
+			spec := &ChildAgentSpec{}
+			if err := confmap.NewFromStringMap(v).Unmarshal(spec); err != nil {
+				return fmt.Errorf("%s.%s: %w", FieldExpectedChildAgents, name, err)
+			}
+			c.specs[name] = spec
+		default:
+			return fmt.Errorf("%s.%s: must be a map of assertions, got %T", FieldExpectedChildAgents, name, v)
+		}
+	}
+	return nil
+}
+
+func (a AgentExpectations) empty() bool {
+	return a.ExpectedResult == "" && len(a.ExpectedToolCalls) == 0 && len(a.ExpectedToolCallOrder) == 0 &&
+		len(a.ExpectedNoToolCalls) == 0 && a.ExpectedChildAgents.Len() == 0
+}
+
+// ChildAgentSpec is one entry of expected_child_agents.
+type ChildAgentSpec struct {
+	// ExpectedPayload is an expression over payload, payload_raw and context.
+	ExpectedPayload string `mapstructure:"expected_payload"`
+	// ExpectedTriggered is the exact number of times the parent triggered this agent.
+	ExpectedTriggered *int `mapstructure:"expected_triggered"`
+
+	AgentExpectations `mapstructure:",squash"`
+}
+
+// TestFields are the seed-001 test-case fields of a case, and of the exporter's defaults.
+type TestFields struct {
+	AgentExpectations `mapstructure:",squash"`
+
+	// Payload, Builder and BuilderArgs drive the agent in the seed's test runner. A trace
+	// collector observes runs and does not start them: accepted (so specs paste in) and
+	// ignored.
+	Payload     any `mapstructure:"payload"`
+	Builder     any `mapstructure:"builder"`
+	BuilderArgs any `mapstructure:"builder_args"`
+
+	// ApprovalDecisions and StrictApprovalDecisions answer pending approvals in the seed's
+	// runner. A collector cannot answer them: decoded only to be rejected with a reason.
+	ApprovalDecisions       any   `mapstructure:"approval_decisions"`
+	StrictApprovalDecisions *bool `mapstructure:"strict_approval_decisions"`
+}
+
+// withDefaults returns the fields of t with every unset field taken from d (a field set on
+// the case wins as a whole; lists and maps are not merged item by item). inherited names the
+// fields taken from d.
+func (t TestFields) withDefaults(d TestFields) (out TestFields, inherited map[string]bool) {
+	out = t
+	inherited = map[string]bool{}
+	if out.ExpectedResult == "" && d.ExpectedResult != "" {
+		out.ExpectedResult = d.ExpectedResult
+		inherited[FieldExpectedResult] = true
+	}
+	if len(out.ExpectedToolCalls) == 0 && len(d.ExpectedToolCalls) > 0 {
+		out.ExpectedToolCalls = d.ExpectedToolCalls
+		inherited[FieldExpectedToolCalls] = true
+	}
+	if len(out.ExpectedToolCallOrder) == 0 && len(d.ExpectedToolCallOrder) > 0 {
+		out.ExpectedToolCallOrder = d.ExpectedToolCallOrder
+		inherited[FieldExpectedToolCallOrder] = true
+	}
+	if len(out.ExpectedNoToolCalls) == 0 && len(d.ExpectedNoToolCalls) > 0 {
+		out.ExpectedNoToolCalls = d.ExpectedNoToolCalls
+		inherited[FieldExpectedNoToolCalls] = true
+	}
+	if out.ExpectedChildAgents.Len() == 0 && d.ExpectedChildAgents.Len() > 0 {
+		out.ExpectedChildAgents = d.ExpectedChildAgents
+		inherited[FieldExpectedChildAgents] = true
+	}
+	return out, inherited
+}
+
+// approvalReason explains why approval decisions are rejected.
+const approvalReason = "approval decisions are supplied by the test runner that drives the agent; " +
+	"a trace collector only observes runs and cannot answer a pending approval. " +
+	`Remove it and assert the observable outcome instead, e.g. expected_result: status == "awaiting_approval"`
+
+// validateTestFields checks the seed-001 fields at path (e.g. `cases[0] (c)` or `defaults`)
+// that CEL compilation does not check.
+func validateTestFields(at string, t TestFields) []error {
+	var errs []error
+	if t.ApprovalDecisions != nil {
+		errs = append(errs, fmt.Errorf("%s.approval_decisions: not supported: %s", at, approvalReason))
+	}
+	if t.StrictApprovalDecisions != nil {
+		errs = append(errs, fmt.Errorf("%s.strict_approval_decisions: not supported: %s", at, approvalReason))
+	}
+	return append(errs, validateExpectations(at, t.AgentExpectations)...)
+}
+
+func validateExpectations(at string, a AgentExpectations) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: %s", at, field, fmt.Sprintf(format, args...)))
+	}
+	for i, tc := range a.ExpectedToolCalls {
+		if strings.TrimSpace(tc.Tool) == "" {
+			bad(fmt.Sprintf("%s[%d]", FieldExpectedToolCalls, i), "the tool name must not be empty")
+		}
+	}
+	for i, name := range a.ExpectedToolCallOrder {
+		if strings.TrimSpace(name) == "" {
+			bad(fmt.Sprintf("%s[%d]", FieldExpectedToolCallOrder, i), "the tool name must not be empty")
+		}
+	}
+	for i, name := range a.ExpectedNoToolCalls {
+		if strings.TrimSpace(name) == "" {
+			bad(fmt.Sprintf("%s[%d]", FieldExpectedNoToolCalls, i), "the tool name must not be empty")
+		}
+	}
+	for _, name := range sortedKeys(a.ExpectedChildAgents.specs) {
+		child := a.ExpectedChildAgents.specs[name]
+		where := at + "." + FieldExpectedChildAgents + "." + name
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, fmt.Errorf("%s.%s: the agent name must not be empty", at, FieldExpectedChildAgents))
+			continue
+		}
+		if child == nil || (child.ExpectedPayload == "" && child.ExpectedTriggered == nil && child.empty()) {
+			errs = append(errs, fmt.Errorf("%s: set at least one of expected_payload, expected_triggered, expected_result, "+
+				"expected_tool_calls, expected_tool_call_order, expected_no_tool_calls, expected_child_agents", where))
+			continue
+		}
+		if child.ExpectedTriggered != nil && *child.ExpectedTriggered < 0 {
+			errs = append(errs, fmt.Errorf("%s.%s: must not be negative, got %d", where, FieldExpectedTriggered, *child.ExpectedTriggered))
+		}
+		errs = append(errs, validateExpectations(where, child.AgentExpectations)...)
+	}
+	return errs
+}
+
+// stepIDs lists, in evaluation order, the step ids the expectations produce under prefix
+// ("" for a case's root agent, "expected_child_agents.NAME." below it).
+func (a AgentExpectations) stepIDs(prefix string) []string {
+	var ids []string
+	if a.ExpectedResult != "" {
+		ids = append(ids, prefix+FieldExpectedResult)
+	}
+	for i := range a.ExpectedToolCalls {
+		ids = append(ids, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i))
+	}
+	if len(a.ExpectedToolCallOrder) > 0 {
+		ids = append(ids, prefix+FieldExpectedToolCallOrder)
+	}
+	if len(a.ExpectedNoToolCalls) > 0 {
+		ids = append(ids, prefix+FieldExpectedNoToolCalls)
+	}
+	for _, name := range sortedKeys(a.ExpectedChildAgents.specs) {
+		child := a.ExpectedChildAgents.specs[name]
+		if child == nil {
+			continue
+		}
+		p := prefix + FieldExpectedChildAgents + "." + name + "."
+		if child.ExpectedTriggered != nil {
+			ids = append(ids, p+FieldExpectedTriggered)
+		}
+		if child.ExpectedPayload != "" {
+			ids = append(ids, p+FieldExpectedPayload)
+		}
+		ids = append(ids, child.AgentExpectations.stepIDs(p)...)
+	}
+	return ids
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
