@@ -12,6 +12,7 @@ TOOLS_MOD := internal/tools
 
 BINARY   := $(BUILD_DIR)/otelcol-handoff
 REPLAY   := $(BUILD_DIR)/otlpreplay
+CHECK    := $(BUILD_DIR)/handoffcheck
 MANIFEST := builder-config.yaml
 CONFIG   ?= config/default.yaml
 TRACES   ?= $(wildcard testdata/traces/*.json)
@@ -51,12 +52,16 @@ $(TOOLS_DIR)/%: $(TOOLS_MOD)/go.mod $(TOOLS_MOD)/go.sum
 	@mkdir -p $(TOOLS_DIR)
 	cd $(TOOLS_MOD) && $(GO) build -o $(CURDIR)/$@ $(TOOL_PKG_$*)
 
-## build: generate the distribution with ocb and compile _build/otelcol-handoff
-build: $(BINARY)
+## build: generate the distribution with ocb and compile _build/otelcol-handoff, and _build/handoffcheck
+build: $(BINARY) $(CHECK)
 
 $(BINARY): $(OCB) $(MANIFEST) go.mod go.sum $(COLLECTOR_SOURCES)
 	$(OCB) --config $(MANIFEST)
 	@touch $@
+
+# handoffcheck links the same components as the collector.
+$(CHECK): go.mod go.sum $(COLLECTOR_SOURCES) $(wildcard cmd/handoffcheck/*.go)
+	$(GO) build -o $@ ./cmd/handoffcheck
 
 $(REPLAY): go.mod go.sum $(wildcard cmd/otlpreplay/*.go)
 	$(GO) build -o $@ ./cmd/otlpreplay

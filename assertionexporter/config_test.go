@@ -76,7 +76,8 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_duplicate_case.yaml":          `cases[1].name: duplicate case name "c"`,
 		"invalid_min_over_max.yaml":            "cases[0] (c).steps[1].maxInvocations: must be at least minInvocations (3), got 1",
 		"invalid_log_verdicts.yaml":            `log_verdicts: must be one of all, failures, none, got "sometimes"`,
-		"invalid_file_source.yaml":             "cases[0] (c).steps[0].source: FILE (otelSpansFile) is not supported by this version",
+		"invalid_file_source.yaml":             "cases[0] (c).steps[0].otelSpansFile: source FILE needs otelSpansFile, the span file to read",
+		"invalid_file_and_live.yaml":           "cases[0] (c).steps[1].source: a case reads either recorded spans (FILE) or the live traces (LIVE), not both",
 		// Seed-001 test-case fields.
 		"invalid_seed_bad_cel.yaml": "cases[0] (returns_id_10).expected_result: ERROR: <input>:1:13: Syntax error: token recognition error at: '= '\n" +
 			" | output.id === 10\n" +

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
 
 type assertionExporter struct {
@@ -54,7 +56,7 @@ func (e *assertionExporter) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-func (e *assertionExporter) Start(context.Context, component.Host) error {
+func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 	var run *report.Run
 	for _, path := range []string{e.cfg.Reports.JUnit, e.cfg.Reports.Markdown} {
 		if path == "" {
@@ -74,6 +76,9 @@ func (e *assertionExporter) Start(context.Context, component.Host) error {
 		e.jsonl = w
 	}
 	e.telemetry.start(e.eval.Cases())
+	if err := e.judgeFiles(ctx); err != nil {
+		return err
+	}
 	if len(e.cfg.Cases) == 0 {
 		e.logger.Warn("assertion exporter has no cases: traces are received but nothing is asserted")
 	}
@@ -115,17 +120,52 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 		began := time.Now()
 		g := agentgraph.Build(id, kept, e.graphOpts)
 		results := e.eval.Evaluate(g, complete)
-		e.telemetry.evaluated(ctx, complete, time.Since(began), results)
-		e.log(results)
-		if e.run != nil {
-			e.run.Add(g, results)
-		}
+		e.record(ctx, g, complete, time.Since(began), results)
 		all = append(all, results...)
 	}
 	if e.jsonl != nil && len(all) > 0 {
 		return e.jsonl.Write(all)
 	}
 	return nil
+}
+
+// judgeFiles evaluates the cases whose topology reads recorded spans (source FILE), once,
+// on every trace of their file, at start-up: a file that cannot be read stops the start
+// with an error naming the case. Relative paths are relative to the working directory
+// (handoffcheck resolves them against the config file's folder first).
+func (e *assertionExporter) judgeFiles(ctx context.Context) error {
+	files := e.eval.FileCases()
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var all []rules.Result
+	for _, name := range names {
+		td, err := spanfile.ReadAll(files[name])
+		if err != nil {
+			return fmt.Errorf("case %s: otelSpansFile: %w", name, err)
+		}
+		for _, g := range agentgraph.BuildAll(td, e.graphOpts) {
+			began := time.Now()
+			results := e.eval.EvaluateFileCase(name, g)
+			e.record(ctx, g, true, time.Since(began), results)
+			all = append(all, results...)
+		}
+	}
+	if e.jsonl != nil && len(all) > 0 {
+		return e.jsonl.Write(all)
+	}
+	return nil
+}
+
+// record counts, logs and keeps one trace's results for the reports.
+func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, complete bool, took time.Duration, results []rules.Result) {
+	e.telemetry.evaluated(ctx, complete, took, results)
+	e.log(results)
+	if e.run != nil {
+		e.run.Add(g, results)
+	}
 }
 
 // log writes one structured record per result the config asks for, shaped after the GenAI

@@ -240,3 +240,39 @@ func TestSelectionAndMarks(t *testing.T) {
 		{Value: 1, Attributes: attribute.NewSet(attribute.Bool("complete", false))},
 	}, metricdatatest.IgnoreTimestamp())
 }
+
+// TestFileSource: a case whose topology reads recorded spans (source FILE) is judged once,
+// at start-up, on every trace of its file; live traces do not re-run it.
+func TestFileSource(t *testing.T) {
+	fileCase := rules.CaseConfig{Name: "recorded", Steps: []rules.StepConfig{
+		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: filepath.Join("..", "testdata", "traces", "google-adk-ok.json")},
+		{Action: rules.ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
+		{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(100)},
+	}}
+	live := rules.CaseConfig{Name: "live", Steps: []rules.StepConfig{{Action: rules.ActionTopology}}}
+	h := newHarness(t, &Config{LogVerdicts: LogFailures, Cases: []rules.CaseConfig{fileCase, live}})
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), readCapture(t, "strands-ok")))
+	require.NoError(t, h.exp.Shutdown(context.Background()))
+
+	var got []string
+	for _, r := range h.results(t) {
+		got = append(got, r.Case+" "+r.Step+" "+string(r.Outcome)+" "+r.TraceID[:4])
+	}
+	require.Equal(t, []string{
+		"recorded ASSERT_AGENT_TOPOLOGY#1 pass f4f8",
+		"recorded EXPECT_DELEGATION_TO#2 pass f4f8",
+		"recorded EXPECT_AGENT_BUDGET#3 fail f4f8",
+		"live ASSERT_AGENT_TOPOLOGY#1 pass ee43",
+	}, got)
+
+	// A file that cannot be read stops the start, naming the case.
+	bad := rules.CaseConfig{Name: "missing", Steps: []rules.StepConfig{
+		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: "no/such/spans.json"}}}
+	cfg := &Config{LogVerdicts: LogFailures, Cases: []rules.CaseConfig{bad}}
+	require.NoError(t, cfg.Validate())
+	exp, err := newExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
+	require.NoError(t, err)
+	require.ErrorContains(t, exp.Start(context.Background(), componenttest.NewNopHost()),
+		"case missing: otelSpansFile: open no/such/spans.json: no such file or directory")
+	require.NoError(t, exp.Shutdown(context.Background()))
+}

@@ -22,6 +22,10 @@ func TestConfigsValidate(t *testing.T) {
 
 	configs, err := filepath.Glob(filepath.Join("..", "config", "*.yaml"))
 	require.NoError(t, err)
+	examples, err := filepath.Glob(filepath.Join("..", "examples", "*", "*config.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, examples)
+	configs = append(configs, examples...)
 	require.NotEmpty(t, configs)
 
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))

@@ -120,6 +120,7 @@ func validateCases(cases []CaseConfig, defaults TestFields) error {
 			stepIDs[id] = true
 		}
 		sawTopology := false
+		sources := map[string]bool{}
 		for j, s := range c.Steps {
 			at := fmt.Sprintf("%s.steps[%d]", where, j)
 			if id := s.ID(j); stepIDs[id] {
@@ -130,6 +131,17 @@ func validateCases(cases []CaseConfig, defaults TestFields) error {
 			errs = append(errs, validateStep(at, s, sawTopology)...)
 			if s.Action == ActionTopology {
 				sawTopology = true
+				src := s.Source
+				if src == "" {
+					src = SourceLive
+				}
+				sources[src] = true
+				if len(sources) > 1 {
+					errs = append(errs, fmt.Errorf("%s.source: a case reads either recorded spans (FILE) or the live traces (LIVE), not both; split it into two cases", at))
+				}
+				if s.Source == SourceFile && len(c.Steps) > 0 && sawFileMismatch(c.Steps, s.OtelSpansFile) {
+					errs = append(errs, fmt.Errorf("%s.otelSpansFile: every ASSERT_AGENT_TOPOLOGY step of a case reads the same file", at))
+				}
 			}
 		}
 	}
@@ -151,7 +163,9 @@ func validateStep(at string, s StepConfig, sawTopology bool) []error {
 		switch s.Source {
 		case "", SourceLive:
 		case SourceFile:
-			bad("source", "FILE (otelSpansFile) is not supported by this version; use LIVE, the traces this pipeline receives")
+			if s.OtelSpansFile == "" {
+				bad("otelSpansFile", "source FILE needs otelSpansFile, the span file to read")
+			}
 		default:
 			bad("source", "must be LIVE or FILE, got %q", s.Source)
 		}
@@ -206,6 +220,26 @@ func validateStep(at string, s StepConfig, sawTopology bool) []error {
 		}
 	}
 	return errs
+}
+
+// sawFileMismatch reports whether the case's FILE topology steps name different files.
+func sawFileMismatch(steps []StepConfig, file string) bool {
+	for _, s := range steps {
+		if s.Action == ActionTopology && s.Source == SourceFile && s.OtelSpansFile != file {
+			return true
+		}
+	}
+	return false
+}
+
+// SpansFile is the file a case's topology reads (source FILE), or "" for a live case.
+func (c CaseConfig) SpansFile() string {
+	for _, s := range c.Steps {
+		if s.Action == ActionTopology && s.Source == SourceFile {
+			return s.OtelSpansFile
+		}
+	}
+	return ""
 }
 
 func (s StepConfig) minInvocations() int {

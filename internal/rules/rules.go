@@ -187,42 +187,78 @@ func traceVars(g *agentgraph.Graph) map[string]any {
 	return vars
 }
 
-// Evaluate runs every case that selects the trace and returns one result per step and per
-// seed-001 assertion, in config order.
+// Evaluate runs every live case that selects the trace and returns one result per step and
+// per seed-001 assertion, in config order. Cases whose topology reads a file (source FILE)
+// are judged once on that file instead (EvaluateFileCase).
 func (e *Evaluator) Evaluate(g *agentgraph.Graph, complete bool) []Result {
 	var out []Result
-	var vars map[string]any
-	var te *traceEval
+	tc := &traceCache{g: g}
 	for _, c := range e.cases {
-		base := Result{TraceID: g.TraceID.String(), Case: c.cfg.Name, Complete: complete}
-		if c.when == nil {
-			if len(g.Invocations) == 0 {
-				continue
-			}
-		} else {
-			if vars == nil {
-				vars = traceVars(g)
-			}
-			val, _, err := c.when.Eval(vars)
-			if err != nil {
-				r := base
-				r.Step, r.Action, r.Outcome = "when", "when", Error
-				r.Expected, r.Actual = c.cfg.When, "evaluation error"
-				r.Message = "case condition failed to evaluate: " + err.Error()
-				out = append(out, r)
-				continue
-			}
-			if selected, ok := val.Value().(bool); !ok || !selected {
-				continue
-			}
+		if c.cfg.SpansFile() == "" {
+			out = append(out, c.evaluate(tc, complete)...)
 		}
-		out = append(out, c.evaluateSteps(base, g)...)
-		if !c.expect.empty() {
-			if te == nil {
-				te = newTraceEval(g)
-			}
-			out = append(out, c.evaluateTestCase(base, te)...)
+	}
+	return out
+}
+
+// FileCases maps each case whose topology reads recorded spans (source FILE) to its file.
+func (e *Evaluator) FileCases() map[string]string {
+	out := map[string]string{}
+	for _, c := range e.cases {
+		if f := c.cfg.SpansFile(); f != "" {
+			out[c.cfg.Name] = f
 		}
+	}
+	return out
+}
+
+// EvaluateFileCase judges one FILE case on one trace of its file.
+func (e *Evaluator) EvaluateFileCase(name string, g *agentgraph.Graph) []Result {
+	for _, c := range e.cases {
+		if c.cfg.Name == name {
+			return c.evaluate(&traceCache{g: g}, true)
+		}
+	}
+	return nil
+}
+
+// traceCache holds what several cases derive from one trace.
+type traceCache struct {
+	g    *agentgraph.Graph
+	vars map[string]any
+	te   *traceEval
+}
+
+// evaluate runs the case on the trace if its condition selects it.
+func (c *compiledCase) evaluate(tc *traceCache, complete bool) []Result {
+	g := tc.g
+	base := Result{TraceID: g.TraceID.String(), Case: c.cfg.Name, Complete: complete}
+	if c.when == nil {
+		if len(g.Invocations) == 0 {
+			return nil
+		}
+	} else {
+		if tc.vars == nil {
+			tc.vars = traceVars(g)
+		}
+		val, _, err := c.when.Eval(tc.vars)
+		if err != nil {
+			r := base
+			r.Step, r.Action, r.Outcome = "when", "when", Error
+			r.Expected, r.Actual = c.cfg.When, "evaluation error"
+			r.Message = "case condition failed to evaluate: " + err.Error()
+			return []Result{r}
+		}
+		if selected, ok := val.Value().(bool); !ok || !selected {
+			return nil
+		}
+	}
+	out := c.evaluateSteps(base, g)
+	if !c.expect.empty() {
+		if tc.te == nil {
+			tc.te = newTraceEval(g)
+		}
+		out = append(out, c.evaluateTestCase(base, tc.te)...)
 	}
 	return out
 }

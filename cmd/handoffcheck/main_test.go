@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+const (
+	adk     = "../../testdata/traces/google-adk-ok.json"
+	strands = "../../testdata/traces/strands-ok.json"
+)
+
+// config writes a collector config whose assertion exporter holds the given cases.
+func config(t *testing.T, cases string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "collector.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
+processors:
+  handoff: {quiet_period: 2s, max_wait: 30s}
+exporters:
+  assertion:
+    cases:
+`+cases+`
+  debug: {}
+service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion, debug]}}}
+`), 0o644))
+	return path
+}
+
+const passing = `
+      - name: weather_delegation
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            maxDepth: 3
+          - action: EXPECT_DELEGATION_TO
+            agentName: weather_specialist
+            fromAgent: triage
+`
+
+const failing = passing + `
+      - name: tight_budget
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+          - action: EXPECT_AGENT_BUDGET
+            agentName: weather_specialist
+            maxToolCalls: 2
+          - action: EXPECT_AGENT_BUDGET
+            name: ghost
+            agentName: ghost
+            maxTokens: 10
+`
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestReplayPasses(t *testing.T) {
+	code, out, errOut := runCmd(t, "replay", "--config", config(t, passing), adk, strands)
+	require.Equal(t, exitPass, code, errOut)
+	require.Equal(t, "handoffcheck: 2 traces, 4 assertions\n4 passed, 0 failed, 0 errors, 0 skipped\n", out)
+}
+
+func TestReplayFails(t *testing.T) {
+	jsonOut := filepath.Join(t.TempDir(), "results.jsonl")
+	code, out, _ := runCmd(t, "replay", "--config", config(t, failing), "--json", jsonOut, adk, strands)
+	require.Equal(t, exitFail, code)
+	require.Equal(t, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3: "+
+		"weather_specialist (span 6bcab0b4c887d392) made 3 tool calls, over maxToolCalls 2\n"+
+		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3: agent ghost did not run in this trace; nothing to budget\n"+
+		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a: agent ghost did not run in this trace; nothing to budget\n"+
+		"handoffcheck: 2 traces, 10 assertions\n7 passed, 1 failed, 0 errors, 2 skipped\n", out)
+	results, err := readResults(jsonOut)
+	require.NoError(t, err)
+	require.Len(t, results, 10)
+
+	// --fail-on skipped turns the skipped budget into a failure even without the real one.
+	code, _, _ = runCmd(t, "replay", "--config", config(t, passing+`
+      - name: only_ghost
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+          - action: EXPECT_AGENT_BUDGET
+            agentName: ghost
+            maxTokens: 10
+`), "--fail-on", "skipped", adk)
+	require.Equal(t, exitFail, code)
+}
+
+// TestReplayIsDeterministic: the same inputs, in any order, give byte-identical reports.
+func TestReplayIsDeterministic(t *testing.T) {
+	var reports []string
+	for _, files := range [][]string{{strands, adk}, {adk, strands}, {strands, adk}} {
+		dir := t.TempDir()
+		args := []string{"replay", "--config", config(t, failing), "--json", filepath.Join(dir, "r.jsonl"),
+			"--junit", filepath.Join(dir, "r.xml"), "--markdown", filepath.Join(dir, "r.md")}
+		code, _, errOut := runCmd(t, append(args, files...)...)
+		require.Equal(t, exitFail, code, errOut)
+		var all string
+		for _, name := range []string{"r.jsonl", "r.xml", "r.md"} {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			require.NoError(t, err)
+			require.NotEmpty(t, b, name)
+			all += string(b)
+		}
+		reports = append(reports, all)
+	}
+	require.Equal(t, reports[0], reports[1])
+	require.Equal(t, reports[0], reports[2])
+	require.Contains(t, reports[0], `<testsuite name="tight_budget"`)
+	require.Contains(t, reports[0], "```mermaid")
+}
+
+// TestInputFormats: a trace split across files, JSON lines as the file exporter writes
+// them, and OTLP protobuf all give the verdicts of the whole OTLP/JSON file.
+func TestInputFormats(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(strands)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err)
+
+	// Split span by span into two halves, one file each, as JSON lines (one request a line).
+	first, second := ptrace.NewTraces(), ptrace.NewTraces()
+	src := td.ResourceSpans().At(0)
+	for i, dst := range []ptrace.Traces{first, second} {
+		rs := dst.ResourceSpans().AppendEmpty()
+		src.Resource().CopyTo(rs.Resource())
+		ss := rs.ScopeSpans().AppendEmpty()
+		src.ScopeSpans().At(0).Scope().CopyTo(ss.Scope())
+		spans := src.ScopeSpans().At(0).Spans()
+		for k := 0; k < spans.Len(); k++ {
+			if k%2 == i {
+				spans.At(k).CopyTo(ss.Spans().AppendEmpty())
+			}
+		}
+	}
+	var lines []byte
+	for _, part := range []ptrace.Traces{first, second} {
+		j, err := (&ptrace.JSONMarshaler{}).MarshalTraces(part)
+		require.NoError(t, err)
+		lines = append(append(lines, j...), '\n')
+	}
+	jsonl := filepath.Join(dir, "strands.jsonl")
+	require.NoError(t, os.WriteFile(jsonl, lines, 0o644))
+
+	p1, err := ptraceotlp.NewExportRequestFromTraces(first).MarshalProto()
+	require.NoError(t, err)
+	p2, err := ptraceotlp.NewExportRequestFromTraces(second).MarshalProto()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.pb"), p1, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.pb"), p2, 0o644))
+
+	cfg := config(t, failing)
+	_, whole, _ := runCmd(t, "replay", "--config", cfg, strands)
+	for name, files := range map[string][]string{
+		"json lines":           {jsonl},
+		"protobuf, two files":  {filepath.Join(dir, "a.pb"), filepath.Join(dir, "b.pb")},
+		"mixed formats, split": {filepath.Join(dir, "b.pb"), jsonl},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, append([]string{"replay", "--config", cfg}, files...)...)
+			require.Equal(t, exitFail, code, errOut)
+			require.Equal(t, whole, out)
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	cfg := config(t, passing)
+	tests := []struct {
+		name, file, want string
+	}{
+		{"empty", write("empty.json", "  \n"), "empty.json: empty file"},
+		{"malformed JSON", write("bad.json", `{"resourceSpans": [`), "bad.json: request 1: unexpected end of file inside a JSON value"},
+		{"JSON that is not OTLP", write("nototlp.json", `{"resourceSpans": "nope"}`), "nototlp.json: request 1 is not OTLP/JSON traces"},
+		{"unknown format", write("x.bin", "\x07\x07garbage"), "x.bin: unknown format"},
+		{"missing file", filepath.Join(dir, "nope.json"), "no such file or directory"},
+		{"spans but no agents", "../../testdata/corpus/lf-claude-agent-sdk-langsmith.otlp.json",
+			"nothing was asserted (7 spans read): no case selected any trace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCmd(t, "replay", "--config", cfg, tt.file)
+			require.Equal(t, exitUsage, code)
+			require.Contains(t, errOut, tt.want)
+		})
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	noProc := filepath.Join(dir, "noproc.yaml")
+	require.NoError(t, os.WriteFile(noProc, []byte(`
+receivers: {otlp: {protocols: {http: {}}}}
+exporters: {debug: {}}
+service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
+`), 0o644))
+	tests := map[string][]string{
+		"no handoff processor in a traces pipeline": {"replay", "--config", noProc, adk},
+		"EXPECT_DELEGATION_TO reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step": {"replay", "--config", config(t, `
+      - name: c
+        steps:
+          - action: EXPECT_DELEGATION_TO
+            agentName: b
+`), adk},
+		"no span file given, and no case reads one": {"replay", "--config", config(t, passing)},
+		"--config is required":                      {"replay", adk},
+		"unknown outcome":                           {"replay", "--config", noProc, "--fail-on", "maybe", adk},
+		"no command given":                          {"run", "--config", noProc},
+		"handoffcheck replay --config":              {"check"},
+	}
+	for want, args := range tests {
+		t.Run(want, func(t *testing.T) {
+			code, _, errOut := runCmd(t, args...)
+			require.Equal(t, exitUsage, code)
+			require.Contains(t, errOut, want)
+		})
+	}
+}
+
+// TestRunWrapsACommand runs this test binary as the "agent under test": it sends a capture
+// to OTEL_EXPORTER_OTLP_ENDPOINT, then exits with HANDOFFCHECK_TEST_EXIT.
+func TestRunWrapsACommand(t *testing.T) {
+	cfg := config(t, failing)
+	self := os.Args[0]
+	t.Setenv("HANDOFFCHECK_TEST_CLIENT", "1")
+
+	t.Setenv("HANDOFFCHECK_TEST_EXIT", "0")
+	code, out, errOut := runCmd(t, "run", "--config", cfg, "--", self, "-test.run=TestClientProcess")
+	require.Equal(t, exitFail, code, errOut)
+	require.Contains(t, out, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3")
+	require.Contains(t, out, "handoffcheck: 1 traces, 5 assertions\n")
+
+	t.Setenv("HANDOFFCHECK_TEST_EXIT", "7")
+	code, _, errOut = runCmd(t, "run", "--config", cfg, "--", self, "-test.run=TestClientProcess")
+	require.Equal(t, exitCommandFailed, code)
+	require.Contains(t, errOut, "the command failed with exit code 7")
+}
+
+// TestClientProcess is the wrapped command of TestRunWrapsACommand, not a test of its own.
+func TestClientProcess(t *testing.T) {
+	if os.Getenv("HANDOFFCHECK_TEST_CLIENT") != "1" {
+		t.Skip("only runs as the command wrapped by TestRunWrapsACommand")
+	}
+	b, err := os.ReadFile(strands)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
+	require.NoError(t, err)
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	require.NoError(t, err)
+	resp, err := http.Post(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), "application/x-protobuf", bytes.NewReader(body))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	if code := os.Getenv("HANDOFFCHECK_TEST_EXIT"); code != "0" {
+		os.Exit(int(code[0] - '0'))
+	}
+}
+
+func TestUsage(t *testing.T) {
+	code, _, errOut := runCmd(t)
+	require.Equal(t, exitUsage, code)
+	require.True(t, strings.HasPrefix(errOut, "usage:"))
+}
+
+// TestFileSourceRelativeToConfig: otelSpansFile is read relative to the config's folder,
+// and a config of FILE cases needs no span file on the command line.
+func TestFileSourceRelativeToConfig(t *testing.T) {
+	dir := t.TempDir()
+	spans, err := os.ReadFile(adk)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "traces"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "traces", "refund.json"), spans, 0o644))
+	cfg := filepath.Join(dir, "collector.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`
+receivers: {otlp: {protocols: {http: {}}}}
+processors: {handoff: {}}
+exporters:
+  assertion:
+    cases:
+      - name: recorded
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            source: FILE
+            otelSpansFile: ./traces/refund.json
+          - action: EXPECT_DELEGATION_TO
+            agentName: weather_specialist
+            fromAgent: triage
+service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
+`), 0o644))
+	code, out, errOut := runCmd(t, "replay", "--config", cfg)
+	require.Equal(t, exitPass, code, errOut)
+	require.Equal(t, "handoffcheck: 1 traces, 2 assertions\n2 passed, 0 failed, 0 errors, 0 skipped\n", out)
+}

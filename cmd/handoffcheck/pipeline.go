@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/processor"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
+	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
+)
+
+// pipeline is the collector's handoff processor feeding its assertion exporter, built from
+// the named sections of a collector config, in process.
+type pipeline struct {
+	proc     processor.Traces
+	exp      exporter.Traces
+	results  string // JSON lines the exporter writes; read back for the verdict
+	tempJSON bool
+}
+
+// options are the command-line settings shared by replay and run.
+type options struct {
+	config    string
+	processor string // component id, e.g. handoff or handoff/ci; empty = from the traces pipeline
+	exporter  string
+	jsonOut   string
+	junit     string
+	markdown  string
+	failOn    map[rules.Outcome]bool
+	// needInput: replay was given no file, so the config must read one (source FILE).
+	needInput bool
+	logger    *zap.Logger
+}
+
+// loadConfig resolves a collector config like the collector does (file, ${env:...}).
+func loadConfig(ctx context.Context, path string) (*confmap.Conf, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	resolver, err := confmap.NewResolver(confmap.ResolverSettings{
+		URIs:              []string{"file:" + abs},
+		ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory()},
+		DefaultScheme:     "env",
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resolver.Resolve(ctx)
+}
+
+// pickComponents finds the handoff processor and assertion exporter of the config: the ids
+// given, else the first of their type in a traces pipeline.
+func pickComponents(conf *confmap.Conf, procID, expID string) (string, string, error) {
+	if procID != "" && expID != "" {
+		return procID, expID, nil
+	}
+	var pipelines map[string]struct {
+		Processors []string `mapstructure:"processors"`
+		Exporters  []string `mapstructure:"exporters"`
+	}
+	sub, err := conf.Sub("service::pipelines")
+	if err != nil {
+		return "", "", err
+	}
+	if err := sub.Unmarshal(&pipelines, confmap.WithIgnoreUnused()); err != nil {
+		return "", "", fmt.Errorf("service.pipelines: %w", err)
+	}
+	names := make([]string, 0, len(pipelines))
+	for name := range pipelines {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	isType := func(id, typ string) bool { return id == typ || strings.HasPrefix(id, typ+"/") }
+	for _, name := range names {
+		if name != "traces" && !strings.HasPrefix(name, "traces/") {
+			continue
+		}
+		p := pipelines[name]
+		for _, id := range p.Processors {
+			if procID == "" && isType(id, "handoff") {
+				procID = id
+			}
+		}
+		for _, id := range p.Exporters {
+			if expID == "" && isType(id, "assertion") {
+				expID = id
+			}
+		}
+	}
+	var errs []error
+	if procID == "" {
+		errs = append(errs, errors.New("no handoff processor in a traces pipeline of the config (name one with --processor)"))
+	}
+	if expID == "" {
+		errs = append(errs, errors.New("no assertion exporter in a traces pipeline of the config (name one with --exporter)"))
+	}
+	return procID, expID, errors.Join(errs...)
+}
+
+// newPipeline builds the processor and exporter from the config with the collector's own
+// factories, validated as the collector validates them.
+func newPipeline(ctx context.Context, o options) (*pipeline, error) {
+	conf, err := loadConfig(ctx, o.config)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", o.config, err)
+	}
+	procID, expID, err := pickComponents(conf, o.processor, o.exporter)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", o.config, err)
+	}
+
+	pf := handoffprocessor.NewFactory()
+	pcfg := pf.CreateDefaultConfig()
+	if err := unmarshalSection(conf, "processors", procID, pcfg); err != nil {
+		return nil, err
+	}
+	ef := assertionexporter.NewFactory()
+	ecfg := ef.CreateDefaultConfig().(*assertionexporter.Config)
+	if err := unmarshalSection(conf, "exporters", expID, ecfg); err != nil {
+		return nil, err
+	}
+
+	// A recorded-spans file is relative to the config file's folder, as the user reads it.
+	base := filepath.Dir(o.config)
+	for i := range ecfg.Cases {
+		for j := range ecfg.Cases[i].Steps {
+			st := &ecfg.Cases[i].Steps[j]
+			if st.Source == rules.SourceFile && st.OtelSpansFile != "" && !filepath.IsAbs(st.OtelSpansFile) {
+				st.OtelSpansFile = filepath.Join(base, st.OtelSpansFile)
+			}
+		}
+	}
+	fileCases := 0
+	for _, c := range ecfg.Cases {
+		if c.SpansFile() != "" {
+			fileCases++
+		}
+	}
+	if o.needInput && fileCases == 0 {
+		return nil, errors.New("no span file given, and no case reads one (source FILE)")
+	}
+
+	pl := &pipeline{results: o.jsonOut}
+	if pl.results == "" {
+		f, err := os.CreateTemp("", "handoffcheck-*.jsonl")
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		pl.results, pl.tempJSON = f.Name(), true
+	} else if err := os.Remove(pl.results); err != nil && !os.IsNotExist(err) {
+		return nil, err // a report is this run's results only
+	}
+	ecfg.Reports.JSONLines = pl.results
+	// Report paths on the command line win over the config's; the config's still apply.
+	if o.junit != "" {
+		ecfg.Reports.JUnit = o.junit
+	}
+	if o.markdown != "" {
+		ecfg.Reports.Markdown = o.markdown
+	}
+
+	tel := componenttest.NewNopTelemetrySettings()
+	tel.Logger = o.logger
+	pl.exp, err = ef.CreateTraces(ctx, exporter.Settings{ID: mustID(expID), TelemetrySettings: tel,
+		BuildInfo: component.NewDefaultBuildInfo()}, ecfg)
+	if err != nil {
+		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
+	}
+	pl.proc, err = pf.CreateTraces(ctx, processor.Settings{ID: mustID(procID), TelemetrySettings: tel,
+		BuildInfo: component.NewDefaultBuildInfo()}, pcfg, consumer.Traces(pl.exp))
+	if err != nil {
+		return nil, fmt.Errorf("processors.%s: %w", procID, err)
+	}
+	host := componenttest.NewNopHost()
+	if err := pl.exp.Start(ctx, host); err != nil {
+		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
+	}
+	if err := pl.proc.Start(ctx, host); err != nil {
+		return nil, fmt.Errorf("processors.%s: %w", procID, err)
+	}
+	return pl, nil
+}
+
+func mustID(id string) component.ID {
+	var cid component.ID
+	_ = cid.UnmarshalText([]byte(id))
+	return cid
+}
+
+func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config) error {
+	key := kind + "::" + id
+	if !conf.IsSet(key) {
+		return fmt.Errorf("%s.%s: not in the config", kind, id)
+	}
+	sub, err := conf.Sub(key)
+	if err != nil {
+		return fmt.Errorf("%s.%s: %w", kind, id, err)
+	}
+	if err := sub.Unmarshal(cfg); err != nil {
+		return fmt.Errorf("%s.%s: %w", kind, id, err)
+	}
+	if err := confmap.Validate(cfg); err != nil {
+		return fmt.Errorf("%s.%s: %w", kind, id, err)
+	}
+	return nil
+}
+
+// finish completes every buffered trace, stops the components (reports are written on
+// the exporter's shutdown) and reads the verdicts back.
+func (pl *pipeline) finish(ctx context.Context) ([]rules.Result, error) {
+	err := pl.proc.(handoffprocessor.EndOfInput).EndOfInput(ctx)
+	err = errors.Join(err, pl.proc.Shutdown(ctx), pl.exp.Shutdown(ctx))
+	if err != nil {
+		return nil, err
+	}
+	results, err := readResults(pl.results)
+	if pl.tempJSON {
+		os.Remove(pl.results)
+	}
+	return results, err
+}
+
+// abort stops the components without judging anything.
+func (pl *pipeline) abort(ctx context.Context) {
+	_ = pl.proc.Shutdown(ctx)
+	_ = pl.exp.Shutdown(ctx)
+	if pl.tempJSON {
+		os.Remove(pl.results)
+	}
+}
+
+func readResults(path string) ([]rules.Result, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []rules.Result
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), spanfile.MaxRequest)
+	for sc.Scan() {
+		var r rules.Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// checkBinary is the CI command `make build` produces beside the collector.
+const checkBinary = "../_build/handoffcheck"
+
+func handoffcheck(t *testing.T) string {
+	t.Helper()
+	bin, err := filepath.Abs(checkBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("handoffcheck binary missing (%v): run `make build` first (make test does)", err)
+	}
+	return bin
+}
+
+// runCheck runs handoffcheck with a deadline and returns its exit code and output.
+func runCheck(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, handoffcheck(t), args...)
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &exitErr):
+		return exitErr.ExitCode(), stdout.String(), stderr.String()
+	}
+	t.Fatalf("handoffcheck did not run: %v\n%s", err, stderr.String())
+	return -1, "", ""
+}
+
+func readResults(t *testing.T, path string) []result {
+	t.Helper()
+	lines, err := completeLines(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []result
+	for _, l := range lines {
+		var r result
+		if err := json.Unmarshal(l, &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// canonical renders results order-free, optionally without the trace id (a live client
+// makes a new trace id on every run).
+func canonical(rs []result, withTrace bool) []string {
+	var out []string
+	for _, r := range rs {
+		id := r.TraceID
+		if !withTrace {
+			id = ""
+		}
+		out = append(out, strings.Join([]string{id, r.Case, r.Step, r.Outcome, r.Expected, r.Actual, r.Message,
+			fmt.Sprint(r.Complete)}, " | "))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestHandoffcheckMatchesCollector: the same config and traces through the built
+// collector (over OTLP) and through handoffcheck (replayed from files) give the same
+// verdicts, to the byte.
+func TestHandoffcheckMatchesCollector(t *testing.T) {
+	bin := collectorBinary(t)
+	dir := t.TempDir()
+	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
+		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
+	cfgPath := writeConfig(t, dir, params)
+
+	files := []string{"google-adk-ok.json", "strands-ok.json"}
+	col := startCollector(t, bin, cfgPath)
+	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
+	want := map[string]int{}
+	var paths []string
+	for _, f := range files {
+		c := loadCapture(t, f)
+		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", params.HTTPPort), c.td)
+		want[c.traceID] = 6
+		paths = append(paths, filepath.Join("..", "testdata", "traces", f))
+	}
+	fromCollector := col.waitForResults(t, params.ReportPath, want)
+	col.stop(t)
+
+	out := filepath.Join(dir, "handoffcheck.jsonl")
+	code, stdout, stderr := runCheck(t, os.Environ(), append([]string{"replay", "--config", cfgPath, "--json", out}, paths...)...)
+	if code != 1 {
+		t.Fatalf("handoffcheck exit %d, want 1 (the weather_overrun case fails)\n%s%s", code, stdout, stderr)
+	}
+	got, wantLines := canonical(readResults(t, out), true), canonical(fromCollector, true)
+	if strings.Join(got, "\n") != strings.Join(wantLines, "\n") {
+		t.Errorf("handoffcheck and the collector disagree:\nhandoffcheck:\n%s\ncollector:\n%s", strings.Join(got, "\n"), strings.Join(wantLines, "\n"))
+	}
+	if !strings.Contains(stdout, "8 passed, 4 failed, 0 errors, 0 skipped") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+}
+
+// TestHandoffcheckRunWrapsRealClient: `handoffcheck run` captures a real Strands client
+// live (seed 000's LIVE source in a test run) and gives the verdicts the collector gives;
+// a command that fails makes it exit 3.
+func TestHandoffcheckRunWrapsRealClient(t *testing.T) {
+	node := requireClients(t)
+	bin := collectorBinary(t)
+	dir := t.TempDir()
+	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
+		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
+	cfgPath := renderConfig(t, dir, "clients.yaml.tmpl", params)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTEL_") {
+			env = append(env, kv)
+		}
+	}
+	script := filepath.Join(clientsDir, "strands-swarm.mjs")
+
+	// The collector's verdicts on one run of the scenario...
+	col := startCollector(t, bin, cfgPath)
+	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
+	var sc clientScenario
+	for _, s := range clientScenarios() {
+		if s.name == "strands-swarm" {
+			sc = s
+		}
+	}
+	rep := runClient(t, node, sc, fmt.Sprintf("http://127.0.0.1:%d", params.HTTPPort))
+	fromCollector := col.waitForResults(t, params.ReportPath, map[string]int{rep.Spans[0].TraceID: len(sc.results)})
+	col.stop(t)
+
+	// ...and handoffcheck's on another, captured live.
+	out := filepath.Join(dir, "live.jsonl")
+	code, stdout, stderr := runCheck(t, env, "run", "--config", cfgPath, "--json", out, "--", node, script, "ok")
+	if code != 1 {
+		t.Fatalf("handoffcheck run: exit %d, want 1 (a case fails on this scenario)\n%s%s", code, stdout, stderr)
+	}
+	live := readResults(t, out)
+	if len(live) != len(sc.results) {
+		t.Fatalf("handoffcheck run judged %d assertions, want %d:\n%s", len(live), len(sc.results), stdout)
+	}
+	// Durations and span ids differ between two runs; outcomes and cases must not.
+	outcomes := func(rs []result) []string {
+		var o []string
+		for _, r := range rs {
+			o = append(o, r.Case+" "+r.Step+" "+r.Outcome)
+		}
+		sort.Strings(o)
+		return o
+	}
+	if a, b := outcomes(live), outcomes(fromCollector); strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("live capture and collector disagree:\nhandoffcheck run:\n%s\ncollector:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+
+	// A wrapped command that fails: exit 3, its code reported.
+	code, _, stderr = runCheck(t, env, "run", "--config", cfgPath, "--", node, "-e", "process.exit(5)")
+	if code != 3 || !strings.Contains(stderr, "the command failed with exit code 5") {
+		t.Errorf("failing command: exit %d, stderr:\n%s", code, stderr)
+	}
+}
