@@ -310,3 +310,31 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporte
 	require.Equal(t, exitPass, code, errOut)
 	require.Equal(t, "handoffcheck: 1 traces, 2 assertions\n2 passed, 0 failed, 0 errors, 0 skipped\n", out)
 }
+
+// TestSeed000Verbatim: seed 000's example, pasted into a collector config unchanged
+// (testdata/seed000/collector.yaml, source FILE), judged on a run that keeps its promises;
+// then the same steps on live traces with the rubric's deterministic half as patterns
+// (live.yaml), on that run and on a broken one.
+func TestSeed000Verbatim(t *testing.T) {
+	const dir = "../../testdata/seed000/"
+	code, out, errOut := runCmd(t, "replay", "--config", dir+"collector.yaml")
+	require.Equal(t, exitPass, code, errOut)
+	require.Equal(t, "SKIPPED refund_swarm EXPECT_HANDOFF_CONTEXT#3 trace 5eed0000000000000000000000000001: "+
+		"judge-graded rubric: no judge is configured, so the rubric was not graded\n"+
+		"handoffcheck: 1 traces, 4 assertions\n3 passed, 0 failed, 0 errors, 1 skipped\n", out)
+
+	code, out, errOut = runCmd(t, "replay", "--config", dir+"live.yaml", dir+"traces/refund-swarm.json", dir+"traces/refund-swarm-broken.json")
+	require.Equal(t, exitFail, code, errOut)
+	const broken = "trace 5eed0000000000000000000000000002: "
+	const handoff = "handoff billing_agent -> refund_specialist (span 0000000000000017): "
+	require.Equal(t, "FAIL billing_handoff EXPECT_HANDOFF_CONTEXT#2 "+broken+
+		handoff+"the handoff content lacks /(?i)damaged/; "+
+		handoff+`the handoff content contains forbidden /\b(?:\d[ -]?){13,16}\b/; `+
+		handoff+"contextExpression is false\n"+
+		"FAIL refund_swarm_live ASSERT_AGENT_TOPOLOGY#1 "+broken+"delegation depth 2 exceeds maxDepth 1 (orchestrator -> billing_agent -> refund_specialist)\n"+
+		"FAIL refund_swarm_live EXPECT_DELEGATION_TO#2 "+broken+"expected orchestrator delegating to refund_specialist at least 1 times, saw 0 times (other senders to refund_specialist: billing_agent x1)\n"+
+		"FAIL refund_swarm_live EXPECT_HANDOFF_CONTEXT#3 "+broken+"no handoff from orchestrator to refund_specialist in this trace\n"+
+		"FAIL refund_swarm_live EXPECT_AGENT_BUDGET#4 "+broken+"refund_specialist (span 0000000000000017) used 9100 tokens, over maxTokens 8000; "+
+		"refund_specialist (span 0000000000000017) made 7 tool calls, over maxToolCalls 6\n"+
+		"handoffcheck: 2 traces, 10 assertions\n5 passed, 5 failed, 0 errors, 0 skipped\n", out)
+}

@@ -5,6 +5,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"regexp"
 
 	"github.com/go-viper/mapstructure/v2"
 	"go.opentelemetry.io/collector/confmap"
@@ -53,6 +54,9 @@ type StepConfig struct {
 	OtelSpansFile string `mapstructure:"-" seed:"otelSpansFile"`
 	MaxDepth      *int   `mapstructure:"-" seed:"maxDepth"`
 	AllowCycles   bool   `mapstructure:"-" seed:"allowCycles"`
+	// AllowedCycles lists intentional loops, each as the set of agent names in it
+	// (e.g. [planner, critic] for a planner-critic loop); other cycles still fail.
+	AllowedCycles [][]string `mapstructure:"-" seed:"allowedCycles"`
 
 	// EXPECT_DELEGATION_TO, EXPECT_AGENT_BUDGET, EXPECT_HANDOFF_CONTEXT
 	AgentName      string `mapstructure:"-" seed:"agentName"`
@@ -70,6 +74,12 @@ type StepConfig struct {
 	RubricType    string `mapstructure:"-" seed:"rubricType"`
 	InlineRubric  string `mapstructure:"-" seed:"inlineRubric"`
 	JudgeRubricID string `mapstructure:"-" seed:"judgeRubricId"`
+	// Deterministic checks of the handoff content (no judge needed): regular expressions that
+	// must match / must not match the handoff's scope prompt, reason or context, and a CEL
+	// expression over the handoff's fields (see handoffcontext.go).
+	RequiredPatterns  []string `mapstructure:"-" seed:"requiredPatterns"`
+	ForbiddenPatterns []string `mapstructure:"-" seed:"forbiddenPatterns"`
+	ContextExpression string   `mapstructure:"-" seed:"contextExpression"`
 
 	_ struct{}
 }
@@ -212,8 +222,19 @@ func validateStep(at string, s StepConfig, sawTopology bool) []error {
 		if s.ToAgent == "" {
 			bad("toAgent", "must name the receiving agent")
 		}
-		if s.InlineRubric == "" && s.JudgeRubricID == "" {
-			bad("inlineRubric", "set inlineRubric or judgeRubricId")
+		if s.InlineRubric == "" && s.JudgeRubricID == "" && len(s.RequiredPatterns) == 0 &&
+			len(s.ForbiddenPatterns) == 0 && s.ContextExpression == "" {
+			bad("inlineRubric", "set a rubric (inlineRubric or judgeRubricId) or a deterministic check (requiredPatterns, forbiddenPatterns, contextExpression)")
+		}
+		for i, p := range s.RequiredPatterns {
+			if _, err := regexp.Compile(p); err != nil {
+				bad(fmt.Sprintf("requiredPatterns[%d]", i), "%v", err)
+			}
+		}
+		for i, p := range s.ForbiddenPatterns {
+			if _, err := regexp.Compile(p); err != nil {
+				bad(fmt.Sprintf("forbiddenPatterns[%d]", i), "%v", err)
+			}
 		}
 		if s.InlineRubric != "" && s.JudgeRubricID != "" {
 			bad("judgeRubricId", "set either inlineRubric or judgeRubricId, not both")
