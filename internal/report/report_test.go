@@ -114,6 +114,19 @@ func TestGoldenReports(t *testing.T) {
 	checkGolden(t, "run.junit.xml", junit)
 	checkGolden(t, "run.md", md)
 
+	// The JSON lines of the same run, as the exporter writes them.
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := OpenJSONLines(path)
+	require.NoError(t, err)
+	ev := evaluator(t)
+	for _, g := range runTraces() {
+		require.NoError(t, w.Write(ev.Evaluate(g, g.TraceID.String() != strings.Repeat("0c", 16))))
+	}
+	require.NoError(t, w.Close())
+	jsonl, err := os.ReadFile(path)
+	require.NoError(t, err)
+	checkGolden(t, "run.jsonl", jsonl)
+
 	// Deterministic: the same results in another arrival order give the same bytes.
 	g := runTraces()
 	again := newRun(t, []*agentgraph.Graph{g[2], g[0], g[1]})
