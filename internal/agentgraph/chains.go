@@ -8,9 +8,8 @@ package agentgraph
 //	llm:PLACE             PLACE (attribute or event form) on the agent's first LLM child
 //	                      (its last LLM child for output chains)
 //
-// Token chains also take KEY#FIELD, a number inside a JSON object attribute.
-// An attribute key also matches flattened indexed keys (KEY.0.message.content, ...), which
-// are gathered into one JSON object.
+// Token chains also take KEY#FIELD, a number inside a JSON object attribute. KEY.* gathers
+// flattened indexed keys (KEY.0.message.content, ...) into one JSON object.
 // Values may be strings, JSON strings, or structured OTLP values (maps and arrays are
 // rendered as JSON). Empty placeholders ("", "{}", "[]", "null") count as absent.
 type Chain []string
@@ -66,8 +65,8 @@ func DefaultChains() Chains {
 			"mastra.agent_run.input", "ai.prompt", "pydantic_ai.all_messages", "event:gen_ai.user.message:content",
 			"event:gen_ai.content.prompt:gen_ai.prompt",
 			"llm:gen_ai.input.messages", "llm:event:gen_ai.user.message:content",
-			"llm:gcp.vertex.agent.llm_request", "llm:input.value", "llm:llm.input_messages",
-			"llm:openai.agents.span_data.input", "llm:ai.prompt.messages", "llm:gen_ai.prompt",
+			"llm:gcp.vertex.agent.llm_request", "llm:input.value", "llm:llm.input_messages.*",
+			"llm:openai.agents.span_data.input", "llm:ai.prompt.messages", "llm:gen_ai.prompt", "llm:gen_ai.prompt.*",
 			"langfuse.observation.input"},
 		Output: Chain{"gen_ai.output.messages",
 			"event:gen_ai.client.inference.operation.details:gen_ai.output.messages",
@@ -75,8 +74,8 @@ func DefaultChains() Chains {
 			"mastra.agent_run.output", "final_result", "ai.response.text", "ai.response.object",
 			"event:gen_ai.choice:message", "event:gen_ai.content.completion:gen_ai.completion",
 			"llm:gen_ai.output.messages", "llm:event:gen_ai.choice:message",
-			"llm:gcp.vertex.agent.llm_response", "llm:output.value", "llm:llm.output_messages",
-			"llm:openai.agents.span_data.output", "llm:ai.response.text", "llm:gen_ai.completion",
+			"llm:gcp.vertex.agent.llm_response", "llm:output.value", "llm:llm.output_messages.*",
+			"llm:openai.agents.span_data.output", "llm:ai.response.text", "llm:gen_ai.completion", "llm:gen_ai.completion.*",
 			"langfuse.observation.output"},
 		AllowedTools: Chain{"gen_ai.tool.definitions", "gen_ai.agent.tools",
 			"openai.agents.span_data.tools", "agent.tools",

@@ -2,8 +2,9 @@ package agentgraph
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"sort"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -160,7 +161,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 		byID[s.ID] = s
 		g.Spans = append(g.Spans, s)
 	}
-	sort.SliceStable(g.Spans, func(i, j int) bool { return spanLess(g.Spans[i], g.Spans[j]) })
+	slices.SortFunc(g.Spans, spanCompare)
 
 	g.link(byID)
 	for _, s := range g.Spans {
@@ -195,12 +196,13 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	return g
 }
 
-func spanLess(a, b *Span) bool {
-	as, bs := a.Span.StartTimestamp(), b.Span.StartTimestamp()
-	if as != bs {
-		return as < bs
+// spanCompare orders spans by start time, then span id: a total order (ids are unique
+// after de-duplication), so the order is deterministic.
+func spanCompare(a, b *Span) int {
+	if c := cmp.Compare(a.Span.StartTimestamp(), b.Span.StartTimestamp()); c != 0 {
+		return c
 	}
-	return bytes.Compare(a.ID[:], b.ID[:]) < 0
+	return bytes.Compare(a.ID[:], b.ID[:])
 }
 
 // link resolves parents, cuts parent loops and counts orphans.

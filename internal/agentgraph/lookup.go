@@ -65,9 +65,12 @@ func lookupPlace(s ptrace.Span, place string) (string, bool) {
 		}
 		return "", false
 	}
+	if prefix, ok := strings.CutSuffix(place, ".*"); ok {
+		return flattened(s.Attributes(), prefix)
+	}
 	v, ok := s.Attributes().Get(place)
 	if !ok {
-		return flattened(s.Attributes(), place)
+		return "", false
 	}
 	t := asText(v)
 	if absent(t) {
