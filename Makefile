@@ -29,12 +29,14 @@ TOOL_PKG_builder   := go.opentelemetry.io/collector/cmd/builder
 TOOL_PKG_mdatagen  := go.opentelemetry.io/collector/cmd/mdatagen
 TOOL_PKG_goimports := golang.org/x/tools/cmd/goimports
 TOOL_PKG_gofumpt   := mvdan.cc/gofumpt
-TOOLS := $(addprefix $(TOOLS_DIR)/,builder mdatagen goimports gofumpt)
+TOOL_PKG_benchstat := golang.org/x/perf/cmd/benchstat
+TOOLS := $(addprefix $(TOOLS_DIR)/,builder mdatagen goimports gofumpt benchstat)
 
 OCB       := $(TOOLS_DIR)/builder
 MDATAGEN  := $(TOOLS_DIR)/mdatagen
 GOIMPORTS := $(TOOLS_DIR)/goimports
 GOFUMPT   := $(TOOLS_DIR)/gofumpt
+BENCHSTAT := $(TOOLS_DIR)/benchstat
 
 # Every Go file of the repo (outside _build and the tools module).
 GO_FILES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(TOOLS_MOD)/*')
@@ -85,10 +87,14 @@ $(CLIENTS_DIR)/node_modules/.package-lock.json: $(CLIENTS_DIR)/package.json $(CL
 	cd $(CLIENTS_DIR) && $(NPM) ci --no-audit --no-fund
 	@touch $@
 
-## bench: benchmarks, saved to _build/bench.txt
-bench:
+## bench: benchmarks (count BENCH_COUNT), saved to _build/bench.txt and summarized by benchstat
+# BENCH_COUNT runs per benchmark (benchstat wants several); BENCH_BASE, if set, is an older
+# bench.txt to compare with.
+BENCH_COUNT ?= 5
+bench: $(BENCHSTAT)
 	@mkdir -p $(BUILD_DIR)
-	$(GO) test -run='^$$' -bench=. -benchmem ./... | tee $(BUILD_DIR)/bench.txt
+	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee $(BUILD_DIR)/bench.txt
+	$(BENCHSTAT) $(if $(BENCH_BASE),$(BENCH_BASE)) $(BUILD_DIR)/bench.txt
 
 ## generate: run mdatagen in every component, then format
 generate: $(MDATAGEN)
