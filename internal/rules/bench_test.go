@@ -1,0 +1,63 @@
+package rules
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+)
+
+// benchRules builds exactly n rules of the kinds a real config mixes: topology, delegation
+// and budget steps, three to a case.
+func benchRules(n int) []CaseConfig {
+	depth, calls := 3, 6
+	kinds := []StepConfig{
+		{Action: ActionTopology, MaxDepth: &depth},
+		{Action: ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
+		{Action: ActionBudget, AgentName: "weather_specialist", MaxToolCalls: &calls},
+	}
+	var cases []CaseConfig
+	for i := 0; i < n; i++ {
+		if i%len(kinds) == 0 {
+			cases = append(cases, CaseConfig{Name: fmt.Sprintf("case%d", len(cases))})
+		}
+		c := &cases[len(cases)-1]
+		c.Steps = append(c.Steps, kinds[i%len(kinds)])
+	}
+	return cases
+}
+
+// BenchmarkEvaluate: rule evaluation per trace, for 1, 10 and 50 rules, on a real capture.
+func BenchmarkEvaluate(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", "strands-ok.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := agentgraph.BuildAll(td, agentgraph.Options{})[0]
+	for _, n := range []int{1, 10, 50} {
+		cases := benchRules(n)
+		ev, err := Compile(cases, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			results := 0
+			for b.Loop() {
+				results = len(ev.Evaluate(g, true))
+			}
+			if results != n {
+				b.Fatalf("%d results, want %d", results, n)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/rule")
+		})
+	}
+}
