@@ -2,9 +2,7 @@ package handoffprocessor
 
 import (
 	"context"
-	"encoding/binary"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -19,128 +17,58 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // Benchmarks of the processor on realistic agent traces, side by side with the contrib
 // processors users would otherwise run (groupbytrace, tail_sampling with one always_sample
-// policy), in one binary. The workload: the real captures (Google ADK, Strands, LangGraph,
-// OpenAI Agents, Mastra, Vercel AI SDK) scaled to 10-500 spans per trace by fan-out copies,
-// each trace sent in 3 batches, fresh trace ids every iteration. Reported: wall ns/op,
+// policy), in one binary. The workload (internal/workload): the real captures (Google ADK,
+// Strands, LangGraph, OpenAI Agents, Mastra, Vercel AI SDK) scaled to 10-500 spans per
+// trace, each trace sent in 3 batches, fresh trace ids every iteration. Reported: wall ns/op,
 // and process CPU nanoseconds per span (cpu-ns/span), the figure that compares fairly
 // with processors that release on timers.
 
 var benchCaptures = []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"}
 
-// workload is one iteration's input: batches to send, in order.
-type workload struct {
-	templates []ptrace.Traces // one per trace, spans carry placeholder trace ids
-	spans     int
-	handoffs  int
+// benchWorkload is one iteration's input and the HANDOFF spans it makes.
+type benchWorkload struct {
+	*workload.Workload
+	handoffs int
 }
 
-func loadWorkload(b *testing.B, traces int) *workload {
+func loadWorkload(b *testing.B, traces int) *benchWorkload {
 	b.Helper()
-	var caps []ptrace.Traces
+	var paths []string
 	for _, name := range benchCaptures {
-		raw, err := os.ReadFile(filepath.Join("..", "testdata", "traces", name+".json"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		caps = append(caps, td)
+		paths = append(paths, filepath.Join("..", "testdata", "traces", name+".json"))
 	}
-	sizes := []int{10, 50, 200, 500}
-	w := &workload{}
-	for i := 0; i < traces; i++ {
-		td := scale(caps[i%len(caps)], sizes[i%len(sizes)])
-		w.spans += td.SpanCount()
+	w, err := workload.Load(paths, traces)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bw := &benchWorkload{Workload: w}
+	for _, tpl := range w.Templates {
 		// HANDOFF spans the processor adds (a framework's own handoff span is enriched, not
 		// doubled), counted on a copy.
 		probe := ptrace.NewTraces()
-		td.CopyTo(probe)
+		tpl.CopyTo(probe)
 		for _, g := range agentgraph.BuildAll(probe, agentgraph.Options{}) {
-			w.handoffs += agentgraph.AppendHandoffs(g, ptrace.NewTraces(), agentgraph.ContentPolicy{})
-		}
-		td.MarkReadOnly()
-		w.templates = append(w.templates, td)
-	}
-	return w
-}
-
-// scale copies a capture k times into one trace (fresh span ids per copy) to reach about n
-// spans: each copy is another delegation subtree with the capture's attribute sizes.
-func scale(capture ptrace.Traces, n int) ptrace.Traces {
-	copies := max(1, n/capture.SpanCount())
-	out := ptrace.NewTraces()
-	for c := 0; c < copies; c++ {
-		rss := capture.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			rs := out.ResourceSpans().AppendEmpty()
-			rss.At(i).CopyTo(rs)
-			forEachSpan(rs, func(sp ptrace.Span) {
-				sp.SetSpanID(remapID(sp.SpanID(), c))
-				if !sp.ParentSpanID().IsEmpty() {
-					sp.SetParentSpanID(remapID(sp.ParentSpanID(), c))
-				}
-			})
+			bw.handoffs += agentgraph.AppendHandoffs(g, ptrace.NewTraces(), agentgraph.ContentPolicy{})
 		}
 	}
-	return out
+	return bw
 }
 
-func remapID(id pcommon.SpanID, c int) pcommon.SpanID {
-	binary.BigEndian.PutUint16(id[0:2], uint16(c)+1)
-	return id
-}
-
-func forEachSpan(rs ptrace.ResourceSpans, fn func(ptrace.Span)) {
-	sss := rs.ScopeSpans()
-	for j := 0; j < sss.Len(); j++ {
-		spans := sss.At(j).Spans()
-		for k := 0; k < spans.Len(); k++ {
-			fn(spans.At(k))
-		}
-	}
-}
-
-// batches cuts each template into three batches with a fresh random trace id.
-func (w *workload) batches(rng *rand.Rand) []ptrace.Traces {
+// batches is every trace of the workload with a fresh trace id, each in three batches.
+func (w *benchWorkload) batches(rng *rand.Rand) []ptrace.Traces {
 	var out []ptrace.Traces
-	for _, tpl := range w.templates {
-		var id pcommon.TraceID
-		binary.BigEndian.PutUint64(id[:8], rng.Uint64())
-		binary.BigEndian.PutUint64(id[8:], rng.Uint64())
-		parts := []ptrace.Traces{ptrace.NewTraces(), ptrace.NewTraces(), ptrace.NewTraces()}
-		n := 0
-		rss := tpl.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			src := rss.At(i)
-			sss := src.ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					part := parts[n%3]
-					n++
-					rs := part.ResourceSpans().AppendEmpty()
-					src.Resource().CopyTo(rs.Resource())
-					ss := rs.ScopeSpans().AppendEmpty()
-					sss.At(j).Scope().CopyTo(ss.Scope())
-					sp := ss.Spans().AppendEmpty()
-					spans.At(k).CopyTo(sp)
-					sp.SetTraceID(id)
-				}
-			}
-		}
-		out = append(out, parts...)
+	for i := range w.Templates {
+		out = append(out, w.Trace(i, rng, 3)...)
 	}
 	return out
 }
@@ -177,8 +105,18 @@ type benchTarget struct {
 	create func(b *testing.B, next consumer.Traces) processor.Traces
 }
 
+// passThrough is the floor: the workload's own cost (copying the batches) with no processor.
+type passThrough struct {
+	component.StartFunc
+	component.ShutdownFunc
+	consumer.Traces
+}
+
 func benchTargets() []benchTarget {
 	return []benchTarget{
+		{name: "floor", create: func(_ *testing.B, next consumer.Traces) processor.Traces {
+			return passThrough{Traces: next}
+		}},
 		{name: "handoff", create: func(b *testing.B, next consumer.Traces) processor.Traces {
 			cfg := createDefaultConfig().(*Config)
 			cfg.QuietPeriod, cfg.MaxWait = 5*time.Millisecond, time.Second
@@ -228,11 +166,11 @@ func BenchmarkProcessors(b *testing.B) {
 			want := int64(0)
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
-			b.SetBytes(int64(w.spans)) // "MB/s" reads as millions of spans per second
+			b.SetBytes(int64(w.Spans)) // "MB/s" reads as millions of spans per second
 			cpu0 := cpuTime()
 			iters := 0
 			for b.Loop() {
-				want += int64(w.spans)
+				want += int64(w.Spans)
 				for _, td := range w.batches(rng) {
 					if err := p.ConsumeTraces(context.Background(), td); err != nil {
 						b.Fatal(err)
@@ -248,7 +186,7 @@ func BenchmarkProcessors(b *testing.B) {
 				iters++
 			}
 			cpu := cpuTime() - cpu0
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(iters*w.spans), "cpu-ns/span")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(iters*w.Spans), "cpu-ns/span")
 		})
 	}
 }
@@ -276,7 +214,7 @@ func BenchmarkRetained(b *testing.B) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(w.spans), "retained_B/span")
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(w.Spans), "retained_B/span")
 		_ = p.Shutdown(context.Background())
 	}
 }

@@ -1,0 +1,119 @@
+// Package workload makes realistic agent-trace load from real captures: each capture is
+// scaled to 10-500 spans per trace by fan-out copies (fresh span ids per copy, the
+// capture's attribute sizes kept), and every use gets fresh random trace ids. Benchmarks
+// and the load test share it, so both measure the same traffic.
+package workload
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Sizes are the approximate span counts per trace, cycled.
+var Sizes = []int{10, 50, 200, 500}
+
+// Workload is a fixed set of trace templates.
+type Workload struct {
+	Templates []ptrace.Traces
+	Spans     int
+}
+
+// Load reads OTLP/JSON captures and builds n trace templates from them.
+func Load(paths []string, n int) (*Workload, error) {
+	var caps []ptrace.Traces
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+		if err != nil {
+			return nil, err
+		}
+		caps = append(caps, td)
+	}
+	w := &Workload{}
+	for i := 0; i < n; i++ {
+		td := Scale(caps[i%len(caps)], Sizes[i%len(Sizes)])
+		td.MarkReadOnly()
+		w.Spans += td.SpanCount()
+		w.Templates = append(w.Templates, td)
+	}
+	return w, nil
+}
+
+// Scale copies a capture k times into one trace to reach about n spans.
+func Scale(capture ptrace.Traces, n int) ptrace.Traces {
+	copies := max(1, n/max(1, capture.SpanCount()))
+	out := ptrace.NewTraces()
+	for c := 0; c < copies; c++ {
+		rss := capture.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			rs := out.ResourceSpans().AppendEmpty()
+			rss.At(i).CopyTo(rs)
+			eachSpan(rs, func(sp ptrace.Span) {
+				sp.SetSpanID(remap(sp.SpanID(), c))
+				if !sp.ParentSpanID().IsEmpty() {
+					sp.SetParentSpanID(remap(sp.ParentSpanID(), c))
+				}
+			})
+		}
+	}
+	return out
+}
+
+func remap(id pcommon.SpanID, c int) pcommon.SpanID {
+	binary.BigEndian.PutUint16(id[0:2], uint16(c)+1)
+	return id
+}
+
+func eachSpan(rs ptrace.ResourceSpans, fn func(ptrace.Span)) {
+	sss := rs.ScopeSpans()
+	for j := 0; j < sss.Len(); j++ {
+		spans := sss.At(j).Spans()
+		for k := 0; k < spans.Len(); k++ {
+			fn(spans.At(k))
+		}
+	}
+}
+
+// Trace returns a copy of template i with a fresh random trace id, split into parts
+// batches (span k goes to batch k mod parts), as separate exporters would send it.
+func (w *Workload) Trace(i int, rng *rand.Rand, parts int) []ptrace.Traces {
+	var id pcommon.TraceID
+	binary.BigEndian.PutUint64(id[:8], rng.Uint64())
+	binary.BigEndian.PutUint64(id[8:], rng.Uint64())
+	out := make([]ptrace.Traces, parts)
+	for p := range out {
+		out[p] = ptrace.NewTraces()
+	}
+	n := 0
+	rss := w.Templates[i%len(w.Templates)].ResourceSpans()
+	for r := 0; r < rss.Len(); r++ {
+		src := rss.At(r)
+		sss := src.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			dst := make([]ptrace.SpanSlice, parts)
+			for k := 0; k < spans.Len(); k++ {
+				p := n % parts
+				n++
+				if dst[p] == (ptrace.SpanSlice{}) {
+					rs := out[p].ResourceSpans().AppendEmpty()
+					src.Resource().CopyTo(rs.Resource())
+					ss := rs.ScopeSpans().AppendEmpty()
+					sss.At(j).Scope().CopyTo(ss.Scope())
+					dst[p] = ss.Spans()
+				}
+				sp := dst[p].AppendEmpty()
+				spans.At(k).CopyTo(sp)
+				sp.SetTraceID(id)
+			}
+		}
+	}
+	return out
+}
