@@ -218,4 +218,3 @@ func BenchmarkRetained(b *testing.B) {
 		_ = p.Shutdown(context.Background())
 	}
 }
-
