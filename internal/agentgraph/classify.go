@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -54,31 +55,51 @@ var typeKeys = []struct {
 	{"langfuse.observation.type", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "generation": RoleLLM}},
 }
 
-type namePattern struct {
-	re   *regexp.Regexp
-	role Role
-}
-
-// Span-name patterns, the last resort before model attributes (DIALECTS.md 3.1 rule 11).
-var namePatterns = []namePattern{
-	{regexp.MustCompile(`^invoke_agent\b`), RoleAgent},
-	{regexp.MustCompile(`^agent_run \[`), RoleAgent},
-	{regexp.MustCompile(`^Agent run: `), RoleAgent},
-	{regexp.MustCompile(`^agents\.agent\b`), RoleAgent},
-	{regexp.MustCompile(`\.agent$`), RoleAgent},
-	{regexp.MustCompile(`^execute_tool\b`), RoleTool},
-	{regexp.MustCompile(`^running tool`), RoleTool},
-	{regexp.MustCompile(`^Function: `), RoleTool},
-	{regexp.MustCompile(`\.tool$`), RoleTool},
-	{regexp.MustCompile(`^call_llm$`), RoleLLM},
-	{regexp.MustCompile(`^chat\b`), RoleLLM},
-}
-
-// A Pydantic AI agent run: "<agent> run" with the agent_name attribute.
-var pydanticRun = regexp.MustCompile(`^(.+) run$`)
-
 // An OpenInference OpenAI-Agents handoff: a TOOL span named "handoff to <agent>".
 var oiHandoff = regexp.MustCompile(`^handoff to (.+)$`)
+
+// roleKeys are every attribute key the role rules read. classifyRole reads a span's
+// attributes once into a roleAttrs instead of scanning them once per key.
+var roleKeys = func() map[string]int {
+	keys := []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target",
+		"langgraph.command.goto_node", "gen_ai.transfer.target.name", "gen_ai.operation.name",
+		"openinference.span.kind", "gen_ai.span.kind", "fi.span.kind", "agent_name",
+		"gen_ai.tool.name", "gen_ai.tool.call.id", "tool.name", "ai.toolCall.name",
+		"gen_ai.request.model", "gen_ai.response.model", "llm.model_name"}
+	for _, t := range typeKeys {
+		keys = append(keys, t.key)
+	}
+	if len(keys) > len(roleAttrs{}.vals) {
+		panic("agentgraph: more role keys than roleAttrs holds")
+	}
+	m := make(map[string]int, len(keys))
+	for i, k := range keys {
+		m[k] = i
+	}
+	return m
+}()
+
+type roleAttrs struct {
+	vals  [32]pcommon.Value
+	found uint32
+}
+
+func (ra *roleAttrs) read(attrs pcommon.Map) {
+	for k, v := range attrs.All() {
+		if i, ok := roleKeys[k]; ok {
+			ra.vals[i], ra.found = v, ra.found|1<<i
+		}
+	}
+}
+
+func (ra *roleAttrs) has(key string) bool { return ra.found&(1<<roleKeys[key]) != 0 }
+
+func (ra *roleAttrs) str(key string) string {
+	if i := roleKeys[key]; ra.found&(1<<i) != 0 {
+		return asText(ra.vals[i])
+	}
+	return ""
+}
 
 // classifyRole decides a span's role and records which key decided it. Span-type keys
 // of one framework are trusted over generic hints; see DIALECTS.md section 3.1.
@@ -86,31 +107,32 @@ func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 	if scopeName == ScopeName {
 		return RoleHandoff, "scope"
 	}
-	attrs := s.Attributes()
+	var ra roleAttrs
+	ra.read(s.Attributes())
 	for _, key := range []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target", "langgraph.command.goto_node"} {
-		if _, ok := attrs.Get(key); ok {
+		if ra.has(key) {
 			return RoleHandoff, key
 		}
 	}
-	if _, ok := attrs.Get("gen_ai.transfer.target.name"); ok {
+	if ra.has("gen_ai.transfer.target.name") {
 		return RoleTool, "gen_ai.transfer.target.name"
 	}
-	if op := attrStr(s, "gen_ai.operation.name"); op != "" {
+	if op := ra.str("gen_ai.operation.name"); op != "" {
 		if r, ok := operationRoles[op]; ok {
 			return r, "gen_ai.operation.name"
 		}
 	}
 	for _, t := range typeKeys {
-		if v := attrStr(s, t.key); v != "" {
+		if v := ra.str(t.key); v != "" {
 			if r, ok := t.roles[v]; ok {
 				return r, t.key
 			}
 		}
 	}
 	for _, key := range []string{"openinference.span.kind", "gen_ai.span.kind", "fi.span.kind"} {
-		if k := attrStr(s, key); k != "" {
+		if k := ra.str(key); k != "" {
 			if r, ok := kindRoles[strings.ToUpper(k)]; ok {
-				if r == RoleTool && oiHandoff.MatchString(s.Name()) {
+				if r == RoleTool && strings.HasPrefix(s.Name(), "handoff to ") {
 					return RoleHandoff, "span.name"
 				}
 				return r, key
@@ -122,25 +144,51 @@ func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 			return r, "ai.operationId"
 		}
 	}
-	if _, ok := attrs.Get("agent_name"); ok && pydanticRun.MatchString(s.Name()) {
+	if ra.has("agent_name") && strings.HasSuffix(s.Name(), " run") {
 		return RoleAgent, "agent_name"
 	}
 	for _, key := range []string{"gen_ai.tool.name", "gen_ai.tool.call.id", "tool.name", "ai.toolCall.name"} {
-		if _, ok := attrs.Get(key); ok {
+		if ra.has(key) {
 			return RoleTool, key
 		}
 	}
-	for _, p := range namePatterns {
-		if p.re.MatchString(s.Name()) {
-			return p.role, "span.name"
-		}
+	if r, ok := roleFromName(s.Name()); ok {
+		return r, "span.name"
 	}
 	for _, key := range []string{"gen_ai.request.model", "gen_ai.response.model", "llm.model_name"} {
-		if _, ok := attrs.Get(key); ok {
+		if ra.has(key) {
 			return RoleLLM, key
 		}
 	}
 	return RoleOther, ""
+}
+
+// roleFromName applies the span-name patterns (DIALECTS.md 3.1 rule 11) with plain string
+// tests: they run on every span no attribute classified.
+func roleFromName(name string) (Role, bool) {
+	switch {
+	case hasWordPrefix(name, "invoke_agent"), strings.HasPrefix(name, "agent_run ["),
+		strings.HasPrefix(name, "Agent run: "), hasWordPrefix(name, "agents.agent"), strings.HasSuffix(name, ".agent"):
+		return RoleAgent, true
+	case hasWordPrefix(name, "execute_tool"), strings.HasPrefix(name, "running tool"),
+		strings.HasPrefix(name, "Function: "), strings.HasSuffix(name, ".tool"):
+		return RoleTool, true
+	case name == "call_llm", hasWordPrefix(name, "chat"):
+		return RoleLLM, true
+	}
+	return "", false
+}
+
+// hasWordPrefix is the regexp ^prefix\b: the prefix, then the end or a non-word byte.
+func hasWordPrefix(name, prefix string) bool {
+	if !strings.HasPrefix(name, prefix) {
+		return false
+	}
+	if len(name) == len(prefix) {
+		return true
+	}
+	c := name[len(prefix)]
+	return !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
 }
 
 // configuredRole applies the role chain of the config, if any.

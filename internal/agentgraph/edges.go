@@ -113,10 +113,36 @@ func (g *Graph) inferSiblingEdges() {
 // never runs (the edge is then unresolved).
 var transferTools = map[string]bool{"transfer_to_agent": true, "handoff_to_agent": true}
 
+// mayNameAgent is a cheap pre-check: the arguments mention one of transferArgKeys.
+func mayNameAgent(args string) bool {
+	if len(args) < 8 || args[0] != '{' {
+		return false
+	}
+	for _, key := range quotedTransferKeys {
+		if strings.Contains(args, key) {
+			return true
+		}
+	}
+	return false
+}
+
+var quotedTransferKeys = func() []string {
+	out := make([]string, len(transferArgKeys))
+	for i, k := range transferArgKeys {
+		out[i] = `"` + k + `"`
+	}
+	return out
+}()
+
 // transferTarget returns the agent a tool call hands off to, if it is a transfer call.
 func transferTarget(tc *ToolCall, known map[string]bool) (string, bool) {
+	// Only arguments that can name an agent are parsed.
+	var params map[string]any
+	if mayNameAgent(tc.Args.Text) {
+		params = tc.Params()
+	}
 	for _, key := range transferArgKeys {
-		v, ok := tc.Params[key].(string)
+		v, ok := params[key].(string)
 		if !ok || v == "" {
 			continue
 		}
@@ -199,7 +225,7 @@ func (g *Graph) detectEdges(chains Chains) {
 				continue
 			}
 			e := &Edge{From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Reason: tc.Args}
-			if c, ok := tc.Params["context"]; ok && c != nil {
+			if c, ok := tc.Params()["context"]; ok && c != nil {
 				if t := jsonText(c); !absent(t) {
 					e.Context = Value{Text: t, Source: tc.Args.Source + ".context"}
 				}

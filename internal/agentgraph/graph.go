@@ -48,8 +48,18 @@ type ToolCall struct {
 	Name   string
 	Args   Value
 	Result Value
-	// Params is Args parsed as a JSON object, when it is one.
-	Params map[string]any
+
+	params       map[string]any
+	paramsParsed bool
+}
+
+// Params is Args parsed as a JSON object (nil when it is not one), parsed on first use:
+// most tool calls are never asked.
+func (tc *ToolCall) Params() map[string]any {
+	if !tc.paramsParsed {
+		tc.params, tc.paramsParsed = parseObject(tc.Args.Text), true
+	}
+	return tc.params
 }
 
 // Rollup is what an agent spent.
@@ -321,7 +331,6 @@ func (g *Graph) collect(chains Chains) {
 				Args:   resolve(s.Span, chains.ToolArgs, nil),
 				Result: resolve(s.Span, chains.ToolResult, nil),
 			}
-			tc.Params = parseObject(tc.Args.Text)
 			inv.ToolCalls = append(inv.ToolCalls, tc)
 		case RoleLLM:
 			inv.llms = append(inv.llms, s)
