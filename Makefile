@@ -43,7 +43,7 @@ GO_FILES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path
 # The Go files linked into the collector: not tests, not cmd/.
 COLLECTOR_SOURCES := $(filter-out ./cmd/% %_test.go,$(GO_FILES))
 
-.PHONY: all install-tools build run test bench generate fmt vet validate tidy clean e2e-clients
+.PHONY: all install-tools build run test bench loadtest generate fmt vet validate tidy clean e2e-clients
 
 all: build
 
@@ -95,6 +95,12 @@ bench: $(BENCHSTAT)
 	@mkdir -p $(BUILD_DIR)
 	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee $(BUILD_DIR)/bench.txt
 	$(BENCHSTAT) $(if $(BENCH_BASE),$(BENCH_BASE)) $(BUILD_DIR)/bench.txt
+
+## loadtest: the built collector under sustained OTLP/HTTP load on loopback (bare vs full
+## pipeline): spans/s, CPU-seconds per million spans, peak RSS, nothing lost
+LOAD_DURATION ?= 20s
+loadtest: $(BINARY)
+	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION)
 
 ## generate: run mdatagen in every component, then format
 generate: $(MDATAGEN)
