@@ -37,6 +37,7 @@ func main() {
 	duration := flag.Duration("duration", 20*time.Second, "load duration per pipeline")
 	senders := flag.Int("senders", 4, "concurrent OTLP/HTTP senders")
 	batch := flag.Int("batch", 5, "traces per request")
+	rate := flag.Int("rate", 0, "offered spans per second across all senders (0 = as fast as accepted)")
 	traces := flag.String("traces", "testdata/traces", "folder of OTLP/JSON captures")
 	flag.Parse()
 
@@ -48,13 +49,17 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("workload: %d trace templates, %d spans (%.0f spans/trace), %d traces per request, %d senders, %s per pipeline\n\n",
-		len(w.Templates), w.Spans, float64(w.Spans)/float64(len(w.Templates)), *batch, *senders, *duration)
+	offered := "as fast as accepted"
+	if *rate > 0 {
+		offered = fmt.Sprintf("%d spans/s offered", *rate)
+	}
+	fmt.Printf("workload: %d trace templates, %d spans (%.0f spans/trace), %d traces per request, %d senders, %s, %s per pipeline\n\n",
+		len(w.Templates), w.Spans, float64(w.Spans)/float64(len(w.Templates)), *batch, *senders, offered, *duration)
 	fmt.Println("| pipeline | spans accepted | spans/s | collector CPU-s | CPU-s per 1M spans | peak RSS MB | spans out = in |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---|")
 	var bareCPU float64
 	for _, p := range pipelines {
-		r, err := run(*bin, p, w, *duration, *senders, *batch)
+		r, err := run(*bin, p, w, *duration, *senders, *batch, *rate)
 		if err != nil {
 			fail(fmt.Errorf("%s: %w", p.name, err))
 		}
@@ -146,7 +151,7 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func run(bin string, p pipeline, w *workload.Workload, duration time.Duration, senders, batch int) (result, error) {
+func run(bin string, p pipeline, w *workload.Workload, duration time.Duration, senders, batch, rate int) (result, error) {
 	var r result
 	otlpPort, healthPort, metricsPort := freePort(), freePort(), freePort()
 	dir, err := os.MkdirTemp("", "loadtest")
@@ -207,7 +212,15 @@ func run(bin string, p pipeline, w *workload.Workload, duration time.Duration, s
 		go func(seed uint64) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(seed, seed+1))
+			began, sent := time.Now(), 0
 			for time.Now().Before(deadline) {
+				if rate > 0 {
+					// Pace this sender to its share of the offered rate.
+					due := began.Add(time.Duration(float64(sent) / float64(rate) * float64(senders) * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						time.Sleep(d)
+					}
+				}
 				td := ptrace.NewTraces()
 				for b := 0; b < batch; b++ {
 					i := int(next.Add(1))
@@ -222,6 +235,7 @@ func run(bin string, p pipeline, w *workload.Workload, duration time.Duration, s
 					continue
 				}
 				resp.Body.Close()
+				sent += td.SpanCount()
 				if resp.StatusCode == http.StatusOK {
 					accepted.Add(int64(td.SpanCount()))
 				}
