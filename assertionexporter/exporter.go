@@ -118,7 +118,10 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 			continue
 		}
 		began := time.Now()
-		g := agentgraph.Build(id, kept, e.graphOpts)
+		g := agentgraph.SharedGraph(ctx, id, e.graphOpts, len(kept)) // built by the handoff processor
+		if g == nil {
+			g = agentgraph.Build(id, kept, e.graphOpts)
+		}
 		results := e.eval.Evaluate(g, complete)
 		e.record(ctx, g, complete, time.Since(began), results)
 		all = append(all, results...)

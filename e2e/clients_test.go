@@ -93,7 +93,7 @@ func clientScenarios() []clientScenario {
 				budgetOutcome, "weather_specialist subtree: tokens <= 8000, tool calls <= 3", usage, budgetMessage,
 			},
 			{handoffCase, "EXPECT_HANDOFF_CONTEXT#4"}: {
-				"skipped", "handoff triage -> weather_specialist whose receiver input satisfies the GROUNDEDNESS rubric",
+				"skipped", "handoff triage -> weather_specialist whose content satisfies the GROUNDEDNESS rubric",
 				"1 handoffs with captured input", "judge-graded rubric: no judge is configured, so the rubric was not graded",
 			},
 			{capCase, "ASSERT_AGENT_TOPOLOGY#1"}: {

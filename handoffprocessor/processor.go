@@ -154,7 +154,9 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		f.data.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
 	}
 	if len(releases) > 0 {
-		p.assemble(ctx, releases).ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
+		var assembled ptrace.Traces
+		ctx, assembled = p.assemble(ctx, releases)
+		assembled.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
 	}
 	if batch.ResourceSpans().Len() == 0 {
 		return nil
@@ -182,8 +184,7 @@ func (p *handoffProcessor) forwardUnbuffered(ctx context.Context, frags []*fragm
 func (p *handoffProcessor) releaseWorker() {
 	defer p.workerWG.Done()
 	for batch := range p.releaseQueue {
-		ctx := context.Background()
-		td := p.assemble(ctx, batch)
+		ctx, td := p.assemble(context.Background(), batch)
 		if err := p.next.ConsumeTraces(ctx, td); err != nil {
 			p.telemetry.releaseFailures(ctx, td.SpanCount())
 			p.logger.Error("downstream rejected released traces",
@@ -255,7 +256,8 @@ func (p *handoffProcessor) EndOfInput(ctx context.Context) error {
 	if len(releases) == 0 {
 		return nil
 	}
-	return p.next.ConsumeTraces(ctx, p.assemble(ctx, releases))
+	ctx, td := p.assemble(ctx, releases)
+	return p.next.ConsumeTraces(ctx, td)
 }
 
 // tick makes every shard release what is due now (tests drive time through p.now).

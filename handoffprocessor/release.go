@@ -4,16 +4,20 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
 
 // assemble builds the delegation DAG of each released trace, adds its HANDOFF spans, marks
-// incomplete traces, and returns all of them as one batch.
-func (p *handoffProcessor) assemble(ctx context.Context, batch []release) ptrace.Traces {
+// incomplete traces, and returns all of them as one batch, with a context that carries
+// the graphs downstream (agentgraph.SharedGraph) so the assertion exporter need not
+// rebuild them.
+func (p *handoffProcessor) assemble(ctx context.Context, batch []release) (context.Context, ptrace.Traces) {
 	out := ptrace.NewTraces()
 	now := p.now()
+	graphs := make(map[pcommon.TraceID]agentgraph.Shared, len(batch))
 	for _, r := range batch {
 		t := r.trace
 		began := time.Now()
@@ -33,7 +37,8 @@ func (p *handoffProcessor) assemble(ctx context.Context, batch []release) ptrace
 			hold:     now.Sub(t.first),
 			assembly: time.Since(began),
 		})
+		graphs[t.id] = agentgraph.Shared{Graph: g, Spans: t.spans + added}
 		t.data.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 	}
-	return out
+	return agentgraph.ContextWithGraphs(ctx, p.graphOpts, graphs), out
 }
