@@ -22,6 +22,9 @@ type Config struct {
 	NumTraces int `mapstructure:"num_traces"`
 	// MaxSpansPerTrace bounds one trace; over it the trace is released early.
 	MaxSpansPerTrace int `mapstructure:"max_spans_per_trace"`
+	// MaxTraceSizeBytes bounds one trace's protobuf size (0 = no bound); over it the trace
+	// is released early, like over max_spans_per_trace.
+	MaxTraceSizeBytes int `mapstructure:"max_trace_size_bytes"`
 	// NumShards splits the buffer into independent loops (0 = one per CPU).
 	NumShards int `mapstructure:"num_shards"`
 	// LateSpanCacheSize is how many released trace ids are remembered to recognize late spans.
@@ -62,6 +65,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxSpansPerTrace <= 0 {
 		errs = append(errs, errors.New("max_spans_per_trace must be greater than 0"))
+	}
+	if c.MaxTraceSizeBytes < 0 {
+		errs = append(errs, errors.New("max_trace_size_bytes must not be negative (0 = no bound)"))
 	}
 	if c.NumShards < 0 {
 		errs = append(errs, errors.New("num_shards must not be negative"))

@@ -67,6 +67,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_max_wait_below_quiet_period.yaml": "max_wait (5s) must be at least quiet_period (10s)",
 		"invalid_num_traces.yaml":                  "num_traces must be greater than 0",
 		"invalid_max_spans_per_trace.yaml":         "max_spans_per_trace must be greater than 0",
+		"invalid_max_trace_size_bytes.yaml":        "max_trace_size_bytes must not be negative (0 = no bound)",
 		"invalid_redact_regex.yaml":                "content.redact[1]: error parsing regexp: missing closing ): `(unclosed`",
 		"invalid_unknown_key.yaml":                 "has invalid keys: quiet_periode",
 	}

@@ -102,6 +102,12 @@ func (p *handoffProcessor) Start(context.Context, component.Host) error {
 // reach the caller; completed traces leave from the release workers.
 func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	frags := splitByTrace(td)
+	if p.cfg.MaxTraceSizeBytes > 0 {
+		var sizer ptrace.ProtoMarshaler
+		for _, f := range frags {
+			f.bytes = sizer.TracesSize(f.data)
+		}
+	}
 	p.mu.RLock()
 	if !p.started || p.closed {
 		p.mu.RUnlock()

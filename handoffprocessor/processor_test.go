@@ -645,6 +645,28 @@ func TestTooLargeReleasedSynchronously(t *testing.T) {
 	})
 }
 
+// 4a'. Over max_trace_size_bytes, likewise.
+func TestTooManyBytesReleasedSynchronously(t *testing.T) {
+	sink := new(consumertest.TracesSink)
+	in := loadCapture(t, adkOK)
+	var n int
+	part1 := filterSpans(in, func(ptrace.Span) bool { n++; return n <= 4 })
+	n = 0
+	part2 := filterSpans(in, func(ptrace.Span) bool { n++; return n > 4 })
+	var sizer ptrace.ProtoMarshaler
+	bound := sizer.TracesSize(part1) + 1 // part1 fits, part1 + part2 does not
+	h := newHarness(t, testConfig(func(c *Config) { c.MaxTraceSizeBytes = bound }), sink, true)
+
+	h.consume(part1)
+	require.Zero(t, sink.SpanCount())
+	h.consume(part2)
+	require.Equal(t, 11, sink.SpanCount(), "released inside ConsumeTraces, HANDOFF span included")
+	h.assertMetrics(wantMetrics{
+		released:      map[string]int64{triggerTooLarge: 1},
+		spansReleased: 10, handoffs: 1, tooLarge: 1,
+	})
+}
+
 // 4b. Over num_traces, the oldest trace is evicted synchronously.
 func TestOldestTraceEvicted(t *testing.T) {
 	sink := new(consumertest.TracesSink)

@@ -26,6 +26,7 @@ type pendingTrace struct {
 	seq      uint64 // arrival order, for eviction
 	data     ptrace.Traces
 	spans    int
+	bytes    int // protobuf size, counted only when max_trace_size_bytes is set
 	first    time.Time
 	rootSeen bool
 	quiet    time.Time // release time once the root is seen; restarted by every span
@@ -164,6 +165,7 @@ func (s *shard) add(f *fragment, reply *shardReply) {
 	}
 	f.data.ResourceSpans().MoveAndAppendTo(t.data.ResourceSpans())
 	t.spans += f.spans
+	t.bytes += f.bytes
 	s.p.telemetry.spansInMemory(int64(f.spans))
 	if f.hasRoot {
 		t.rootSeen = true
@@ -171,7 +173,7 @@ func (s *shard) add(f *fragment, reply *shardReply) {
 	if t.rootSeen {
 		t.quiet = now.Add(s.p.cfg.QuietPeriod)
 	}
-	if t.spans > s.p.cfg.MaxSpansPerTrace {
+	if t.spans > s.p.cfg.MaxSpansPerTrace || (s.p.cfg.MaxTraceSizeBytes > 0 && t.bytes > s.p.cfg.MaxTraceSizeBytes) {
 		reply.releases = append(reply.releases, s.take(t, triggerTooLarge))
 		return
 	}

@@ -10,6 +10,7 @@ type fragment struct {
 	id      pcommon.TraceID
 	data    ptrace.Traces
 	spans   int
+	bytes   int
 	hasRoot bool
 
 	// where the last span went, so spans of one resource and scope stay together
