@@ -1086,3 +1086,27 @@ func TestEndOfInputReleasesEverythingNow(t *testing.T) {
 	failing.consume(loadCapture(t, adkOK))
 	require.ErrorContains(t, failing.p.EndOfInput(context.Background()), "backend down")
 }
+
+// TestMalformedTraceIsForwardedAndCounted: a parent loop and a repeated span id are bad
+// input, not a reason to lose spans: all are forwarded, and counted.
+func TestMalformedTraceIsForwardedAndCounted(t *testing.T) {
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
+	sink := new(consumertest.TracesSink)
+	p, err := newProcessor(metadatatest.NewSettings(tt), testConfig(), sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	id := pcommon.TraceID{4, 2}
+	a, b, c := pcommon.SpanID{1}, pcommon.SpanID{2}, pcommon.SpanID{3}
+	for _, td := range []ptrace.Traces{
+		oneSpan(id, a, b, "a"), oneSpan(id, b, a, "b"), // a under b under a
+		oneSpan(id, c, pcommon.SpanID{}, "root"), oneSpan(id, c, pcommon.SpanID{}, "root again"),
+	} {
+		require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	}
+	require.NoError(t, p.EndOfInput(context.Background()))
+	require.Equal(t, 4, sink.SpanCount(), "every span forwarded, the duplicate included")
+	metadatatest.AssertEqualProcessorHandoffDuplicateSpans(t, tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualProcessorHandoffBrokenParentLinks(t, tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	require.NoError(t, p.Shutdown(context.Background()))
+}

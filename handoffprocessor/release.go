@@ -30,12 +30,14 @@ func (p *handoffProcessor) assemble(ctx context.Context, batch []release) (conte
 			attrs.PutStr(agentgraph.AttrReleaseReason, r.trigger)
 		}
 		p.telemetry.released(ctx, releaseStats{
-			trigger:  r.trigger,
-			spans:    t.spans,
-			handoffs: added,
-			orphans:  g.Orphans,
-			hold:     now.Sub(t.first),
-			assembly: time.Since(began),
+			trigger:     r.trigger,
+			spans:       t.spans,
+			handoffs:    added,
+			orphans:     g.Orphans,
+			duplicates:  g.Duplicates,
+			brokenLinks: g.BrokenLinks,
+			hold:        now.Sub(t.first),
+			assembly:    time.Since(began),
 		})
 		graphs[t.id] = agentgraph.Shared{Graph: g, Spans: t.spans + added}
 		t.data.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())

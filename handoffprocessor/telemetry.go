@@ -52,6 +52,8 @@ func (t *telemetry) start(numTraces int) {
 	t.tb.ProcessorHandoffHandoffsSynthesized.Add(ctx, 0)
 	t.tb.ProcessorHandoffSpansReleased.Add(ctx, 0)
 	t.tb.ProcessorHandoffOrphanSpans.Add(ctx, 0)
+	t.tb.ProcessorHandoffDuplicateSpans.Add(ctx, 0)
+	t.tb.ProcessorHandoffBrokenParentLinks.Add(ctx, 0)
 	t.tb.ProcessorHandoffReleaseFailures.Add(ctx, 0)
 }
 
@@ -74,9 +76,9 @@ func (t *telemetry) releaseFailures(ctx context.Context, n int) {
 }
 
 type releaseStats struct {
-	trigger                  string
-	spans, handoffs, orphans int
-	hold, assembly           time.Duration
+	trigger                                           string
+	spans, handoffs, orphans, duplicates, brokenLinks int
+	hold, assembly                                    time.Duration
 }
 
 func (t *telemetry) released(ctx context.Context, s releaseStats) {
@@ -93,6 +95,12 @@ func (t *telemetry) released(ctx context.Context, s releaseStats) {
 	}
 	if s.orphans > 0 {
 		t.tb.ProcessorHandoffOrphanSpans.Add(ctx, int64(s.orphans))
+	}
+	if s.duplicates > 0 {
+		t.tb.ProcessorHandoffDuplicateSpans.Add(ctx, int64(s.duplicates))
+	}
+	if s.brokenLinks > 0 {
+		t.tb.ProcessorHandoffBrokenParentLinks.Add(ctx, int64(s.brokenLinks))
 	}
 	t.tb.ProcessorHandoffTraceHoldTime.Record(ctx, s.hold.Milliseconds())
 	t.tb.ProcessorHandoffAssemblyLatency.Record(ctx, float64(s.assembly.Microseconds())/1000)

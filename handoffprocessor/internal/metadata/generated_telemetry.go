@@ -27,7 +27,9 @@ type TelemetryBuilder struct {
 	mu                                  sync.Mutex
 	registrations                       []metric.Registration
 	ProcessorHandoffAssemblyLatency     metric.Float64Histogram
+	ProcessorHandoffBrokenParentLinks   metric.Int64Counter
 	ProcessorHandoffConfNumTraces       metric.Int64Gauge
+	ProcessorHandoffDuplicateSpans      metric.Int64Counter
 	ProcessorHandoffHandoffsSynthesized metric.Int64Counter
 	ProcessorHandoffLateSpans           metric.Int64Counter
 	ProcessorHandoffOrphanSpans         metric.Int64Counter
@@ -78,10 +80,22 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithExplicitBucketBoundaries([]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100}...),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffBrokenParentLinks, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_broken_parent_links",
+		metric.WithDescription("Parent links cut because they formed a loop (A under B under A); the spans are kept. [Development]"),
+		metric.WithUnit("{links}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffConfNumTraces, err = builder.meter.Int64Gauge(
 		"otelcol_processor_handoff_conf_num_traces",
 		metric.WithDescription("Configured maximum number of buffered traces (num_traces). [Development]"),
 		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffDuplicateSpans, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_duplicate_spans",
+		metric.WithDescription("Spans whose span id repeated one already in the trace; forwarded, not assembled twice. [Development]"),
+		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffHandoffsSynthesized, err = builder.meter.Int64Counter(

@@ -21,7 +21,9 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ProcessorHandoffAssemblyLatency.Record(context.Background(), 1)
+	tb.ProcessorHandoffBrokenParentLinks.Add(context.Background(), 1)
 	tb.ProcessorHandoffConfNumTraces.Record(context.Background(), 1)
+	tb.ProcessorHandoffDuplicateSpans.Add(context.Background(), 1)
 	tb.ProcessorHandoffHandoffsSynthesized.Add(context.Background(), 1)
 	tb.ProcessorHandoffLateSpans.Add(context.Background(), 1)
 	tb.ProcessorHandoffOrphanSpans.Add(context.Background(), 1)
@@ -37,7 +39,13 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorHandoffAssemblyLatency(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffBrokenParentLinks(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffConfNumTraces(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffDuplicateSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffHandoffsSynthesized(t, testTel,
