@@ -3,10 +3,12 @@ package assertionexporter
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -32,6 +34,14 @@ type Config struct {
 	EvalCostLimit uint64 `mapstructure:"eval_cost_limit"`
 	// Chains overrides fallback chains, as in the handoff processor.
 	Chains agentgraph.Chains `mapstructure:"chains"`
+	// Judge is the LLM judge of judge-graded rubrics; without an endpoint there is none and
+	// those rubrics end skipped (their deterministic parts still run).
+	Judge judge.Config `mapstructure:"judge"`
+	// Rubrics are named rubric texts, defined once (judgeRubricId). A rubric named after a
+	// handoff rubric (ScopeFidelity, ...) or GROUNDEDNESS replaces its built-in text.
+	Rubrics map[string]string `mapstructure:"rubrics"`
+	// Gates are per-axis thresholds on the handoff rubric scores, per sender-receiver pair.
+	Gates rules.GateConfig `mapstructure:"gates"`
 
 	_ struct{}
 }
@@ -59,12 +69,39 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("log_verdicts: must be one of all, failures, none, got %q", c.LogVerdicts))
 	}
-	if _, err := c.compile(); err != nil {
+	if err := c.Judge.Validate("judge"); err != nil {
+		errs = append(errs, err)
+	}
+	for _, name := range sortedNames(c.Rubrics) {
+		if name == "" {
+			errs = append(errs, errors.New("rubrics: a rubric name must not be empty"))
+		} else if c.Rubrics[name] == "" {
+			errs = append(errs, fmt.Errorf("rubrics.%s: the rubric text must not be empty", name))
+		}
+	}
+	if _, _, err := c.compile(nil); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-func (c *Config) compile() (*rules.Evaluator, error) {
-	return rules.Compile(c.Cases, rules.Options{Defaults: c.Defaults, CostLimit: c.EvalCostLimit})
+// compile builds the gates and the evaluator (with grader as its judge; nil: none).
+func (c *Config) compile(grader rules.Grader) (*rules.Evaluator, *rules.GateSet, error) {
+	gates, gerr := rules.CompileGates(c.Gates)
+	ev, err := rules.Compile(c.Cases, rules.Options{
+		Defaults: c.Defaults, CostLimit: c.EvalCostLimit, Judge: grader, Rubrics: c.Rubrics, Gates: gates,
+	})
+	if err = errors.Join(gerr, err); err != nil {
+		return nil, nil, err
+	}
+	return ev, gates, nil
+}
+
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

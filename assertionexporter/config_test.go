@@ -3,6 +3,7 @@ package assertionexporter
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -10,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -29,6 +31,8 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
+				Judge:         judge.DefaultConfig(),
+				Gates:         rules.DefaultGateConfig(),
 				LogVerdicts:   LogAll,
 				EvalCostLimit: 5000,
 				Reports:       ReportsConfig{JSONLines: "/tmp/verdicts.jsonl"},
@@ -47,6 +51,37 @@ func TestLoadConfig(t *testing.T) {
 			},
 		},
 	}
+	judged := createDefaultConfig().(*Config)
+	judged.Judge = judge.Config{
+		Endpoint: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY",
+		Timeout: 20 * time.Second, Retries: 3, RetryBackoff: time.Second, Concurrency: 8, MaxCalls: 500, BudgetWindow: time.Hour,
+		CacheSize: 4096, Samples: 3, MaxContentBytes: 4096, Redact: []string{`\b(?:\d[ -]?){13,16}\b`},
+		ResponseFormat: judge.FormatJSONSchema, TraceTimeout: time.Minute,
+	}
+	judged.Rubrics = map[string]string{
+		"refund_payload": "The payload carries the order id and the customer's stated reason.",
+		"ScopeFidelity":  "The receiver stays inside the scope; research agents never draft the answer.",
+	}
+	judged.Gates = rules.GateConfig{
+		Default: map[string]float64{"DispatchCorrectness": 0.85, "ScopeFidelity": 0.90, "ResultIntegration": 0.80, "RecoveryOnError": 0.85},
+		Pairs: []rules.PairGateConfig{
+			{From: "planner", To: "researcher", Thresholds: map[string]float64{"ScopeFidelity": 0.95}},
+			{To: "critic", Thresholds: map[string]float64{"ResultIntegration": 0.9}},
+		},
+		MinSamples: 5, Window: rules.WindowConfig{Size: 200, Duration: time.Hour},
+	}
+	judged.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
+		{Action: rules.ActionTopology},
+		{
+			Action: rules.ActionRubrics, FromAgent: "planner", Rubrics: []string{"ScopeFidelity", "RecoveryOnError"},
+			IgnoredTools: []string{"log_progress"}, TransientErrors: []string{"(?i)quota"},
+		},
+		{Action: rules.ActionContext, FromAgent: "planner", ToAgent: "researcher", JudgeRubricID: "refund_payload"},
+	}}}
+	tests = append(tests, struct {
+		id       component.ID
+		expected *Config
+	}{id: component.NewIDWithName(metadata.Type, "judged"), expected: judged})
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {
 			cfg := NewFactory().CreateDefaultConfig()
@@ -93,6 +128,12 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_seed_unknown_key.yaml":      "'cases[0]' has invalid keys: expected_results",
 		"invalid_seed_fire_and_forget_count.yaml": "cases[0] (fans_out_telemetry).expected_child_agents.telemetry-writer.expected_triggered: " +
 			"must not be negative, got -1",
+		// Judge, rubrics and gates.
+		"invalid_judge_api_key.yaml":   "judge.api_key_env: must name an environment variable (e.g. OPENAI_API_KEY) that holds the key, not the key itself",
+		"invalid_judge_samples.yaml":   "judge.samples: must be odd and between 1 and 15 (a majority decides), got 2",
+		"invalid_gate_axis.yaml":       "gates.default.Helpfulness: unknown axis (want one of DispatchCorrectness, ScopeFidelity, ResultIntegration, RecoveryOnError)",
+		"invalid_judge_rubric_id.yaml": `cases[0] (c).steps[1].judgeRubricId: no rubric "refund_paylod" is defined under rubrics: (defined: refund_payload)`,
+		"invalid_rubrics_step.yaml":    `cases[0] (c).steps[1].rubrics[1]: unknown rubric "TaskCompletion"`,
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
@@ -28,7 +29,14 @@ type assertionExporter struct {
 	telemetry *telemetry
 	eval      *rules.Evaluator
 	graphOpts agentgraph.Options
-	jsonl     *report.JSONLines
+	// judge grades judge-graded rubrics (nil: none configured).
+	judge *judge.Client
+	// gates and window: per-axis thresholds and the sliding window of rubric scores behind
+	// the gate gauges.
+	gates  *rules.GateSet
+	window *rules.GateWindow
+	now    func() time.Time
+	jsonl  *report.JSONLines
 	// run collects results for the JUnit and Markdown reports (nil when neither is set or
 	// Start failed).
 	run      *report.Run
@@ -37,19 +45,30 @@ type assertionExporter struct {
 
 var _ exporter.Traces = (*assertionExporter)(nil)
 
-func newExporter(set exporter.Settings, cfg *Config) (*assertionExporter, error) {
-	eval, err := cfg.compile()
-	if err != nil {
-		return nil, err
-	}
+func newExporter(set exporter.Settings, cfg *Config, opts ...judge.Option) (*assertionExporter, error) {
 	tel, err := newTelemetry(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	return &assertionExporter{
-		cfg: cfg, logger: set.Logger, telemetry: tel, eval: eval,
-		graphOpts: agentgraph.Options{Chains: cfg.Chains},
-	}, nil
+	e := &assertionExporter{
+		cfg: cfg, logger: set.Logger, telemetry: tel,
+		graphOpts: agentgraph.Options{Chains: cfg.Chains}, now: time.Now,
+	}
+	var grader rules.Grader
+	if cfg.Judge.Enabled() {
+		// The API key is read from the environment now: a missing variable is a config
+		// error naming the variable.
+		opts = append([]judge.Option{judge.WithObserver(tel.judgeEvent)}, opts...)
+		if e.judge, err = judge.New(cfg.Judge, opts...); err != nil {
+			return nil, err
+		}
+		grader = e.judge
+	}
+	if e.eval, e.gates, err = cfg.compile(grader); err != nil {
+		return nil, err
+	}
+	e.window = rules.NewGateWindow(e.gates)
+	return e, nil
 }
 
 func (e *assertionExporter) Capabilities() consumer.Capabilities {
@@ -67,6 +86,12 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 		}
 		run = report.NewRun(e.eval.CaseNames())
 	}
+	if run != nil {
+		run.SetGates(e.gates)
+		if e.judge != nil {
+			run.SetJudge(e.judge.Info())
+		}
+	}
 	e.run = run
 	if path := e.cfg.Reports.JSONLines; path != "" {
 		w, err := report.OpenJSONLines(path)
@@ -76,6 +101,13 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 		e.jsonl = w
 	}
 	e.telemetry.start(e.eval.Cases())
+	e.telemetry.startGates(e.gates)
+	if e.judge != nil {
+		e.telemetry.startJudge()
+		info := e.judge.Info()
+		e.logger.Info("assertion exporter judge configured", zap.String("endpoint", e.judge.Endpoint()),
+			zap.String("model", info.Model), zap.String("template", info.Template), zap.Int("samples", info.Samples))
+	}
 	if err := e.judgeFiles(ctx); err != nil {
 		return err
 	}
@@ -122,7 +154,7 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 		if g == nil {
 			g = agentgraph.Build(id, kept, e.graphOpts)
 		}
-		results := e.eval.Evaluate(g, complete)
+		results := e.eval.EvaluateContext(ctx, g, complete)
 		e.record(ctx, g, complete, time.Since(began), results)
 		all = append(all, results...)
 	}
@@ -151,7 +183,7 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 		}
 		for _, g := range agentgraph.BuildAll(td, e.graphOpts) {
 			began := time.Now()
-			results := e.eval.EvaluateFileCase(name, g)
+			results := e.eval.EvaluateFileCaseContext(ctx, name, g)
 			e.record(ctx, g, true, time.Since(began), results)
 			all = append(all, results...)
 		}
@@ -165,6 +197,9 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 // record counts, logs and keeps one trace's results for the reports.
 func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, complete bool, took time.Duration, results []rules.Result) {
 	e.telemetry.evaluated(ctx, complete, took, results)
+	if scores := e.window.Add(e.now(), results); len(scores) > 0 {
+		e.telemetry.gateScores(ctx, scores)
+	}
 	e.log(results)
 	if e.run != nil {
 		e.run.Add(g, results)
@@ -194,6 +229,15 @@ func (e *assertionExporter) log(results []rules.Result) {
 			zap.String("gen_ai.evaluation.score.label", string(r.Outcome)),
 			zap.String("gen_ai.evaluation.explanation", r.Message),
 		}
+		if r.Axis != "" {
+			fields = append(fields, zap.String("handoff.source", r.From), zap.String("handoff.target", r.To), zap.String("axis", r.Axis))
+		}
+		if r.Score != nil {
+			fields = append(fields, zap.Float64("gen_ai.evaluation.score.value", *r.Score))
+		}
+		if r.Judge != nil {
+			fields = append(fields, zap.String("judge.model", r.Judge.Model), zap.String("judge.template", r.Judge.Template))
+		}
 		if failed {
 			e.logger.Warn("assertion "+string(r.Outcome)+": "+r.Message, fields...)
 		} else {
@@ -208,6 +252,9 @@ func (e *assertionExporter) Shutdown(context.Context) error {
 	var errs []error
 	e.shutdown.Do(func() {
 		e.telemetry.shutdown()
+		if e.judge != nil {
+			e.judge.Close()
+		}
 		if e.jsonl != nil {
 			errs = append(errs, e.jsonl.Close())
 		}

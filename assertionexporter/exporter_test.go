@@ -267,7 +267,8 @@ func TestFileSource(t *testing.T) {
 
 	// A file that cannot be read stops the start, naming the case.
 	bad := rules.CaseConfig{Name: "missing", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: "no/such/spans.json"}}}
+		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: "no/such/spans.json"},
+	}}
 	cfg := &Config{LogVerdicts: LogFailures, Cases: []rules.CaseConfig{bad}}
 	require.NoError(t, cfg.Validate())
 	exp, err := newExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)

@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
 // NewFactory returns the factory of the assertion exporter.
@@ -16,7 +18,7 @@ func NewFactory() exporter.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{LogVerdicts: LogFailures}
+	return &Config{LogVerdicts: LogFailures, Judge: judge.DefaultConfig(), Gates: rules.DefaultGateConfig()}
 }
 
 func createTraces(_ context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -33,6 +34,58 @@ func evalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
 
 func completeAttr(complete bool) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(attribute.Bool("complete", complete)))
+}
+
+func gateAttrs(axis, pair string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String("axis", axis), attribute.String("pair", pair)))
+}
+
+func outcomeAttr(outcome string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcome)))
+}
+
+// judgeOutcomes are the outcome values of the judge calls metric.
+func judgeOutcomes() []string {
+	out := []string{"ok", "cached"}
+	for _, k := range judge.Kinds {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// startGates records the configured thresholds, per configured pair (and default) and axis.
+func (t *telemetry) startGates(gs *rules.GateSet) {
+	ctx := context.Background()
+	for _, pair := range gs.Buckets() {
+		for _, axis := range rules.Axes {
+			if th, ok := gs.BucketThreshold(pair, axis); ok {
+				t.tb.ExporterAssertionGateThreshold.Record(ctx, th, gateAttrs(axis, pair))
+			}
+		}
+	}
+}
+
+// startJudge zero-initializes the judge calls by outcome.
+func (t *telemetry) startJudge() {
+	for _, o := range judgeOutcomes() {
+		t.tb.ExporterAssertionJudgeCalls.Add(context.Background(), 0, outcomeAttr(o))
+	}
+}
+
+// judgeEvent records one judge request or cache hit.
+func (t *telemetry) judgeEvent(e judge.Event) {
+	ctx := context.Background()
+	t.tb.ExporterAssertionJudgeCalls.Add(ctx, 1, outcomeAttr(e.Outcome))
+	if e.Latency > 0 {
+		t.tb.ExporterAssertionJudgeLatency.Record(ctx, float64(e.Latency.Microseconds())/1000)
+	}
+}
+
+// gateScores records the sliding window's means.
+func (t *telemetry) gateScores(ctx context.Context, scores []rules.WindowScore) {
+	for _, s := range scores {
+		t.tb.ExporterAssertionGateScore.Record(ctx, s.Score, gateAttrs(s.Axis, s.Pair))
+	}
 }
 
 // start zero-initializes every series the config can produce.

@@ -5,8 +5,10 @@
 //	handoffcheck replay --config collector.yaml [flags] FILE...
 //	handoffcheck run --config collector.yaml [flags] -- COMMAND ARGS...
 //
-// Exit codes: 0 every assertion passed; 1 an assertion failed (or, with --fail-on, errored
-// or was skipped); 2 config or input error; 3 the wrapped command failed.
+// Exit codes: 0 every assertion and gate passed; 1 an assertion failed (or, with --fail-on,
+// errored or was skipped) or a gate failed; 2 config or input error; 3 the wrapped command
+// failed. A handoff rubric failure whose axis is gated does not fail the run by itself: the
+// gate (the mean score of its pair and axis over every trace of the run) decides.
 package main
 
 import (
@@ -49,7 +51,7 @@ const usage = `usage:
 Replays span files (OTLP/JSON, collector file-exporter JSON lines, OTLP protobuf) or the spans
 of a command run with OTEL_EXPORTER_OTLP_ENDPOINT pointing at an embedded OTLP receiver, through
 the handoff processor and assertion exporter of the collector config, and exits
-0 (all passed), 1 (an assertion failed), 2 (config or input error), 3 (the command failed).
+0 (all passed), 1 (an assertion or a gate failed), 2 (config or input error), 3 (the command failed).
 `
 
 // run is main without the process: arguments in, exit code out.
@@ -157,18 +159,65 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 	counts := map[rules.Outcome]int{}
 	traces := map[string]bool{}
 	code := exitPass
+	gated := 0
 	for _, r := range results {
 		counts[r.Outcome]++
 		traces[r.TraceID] = true
+		gatedFail := r.Outcome == rules.Fail && r.Gated
 		if r.Outcome != rules.Pass {
-			fmt.Fprintf(stdout, "%s %s %s trace %s: %s\n", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID, r.Message)
+			mark := ""
+			if gatedFail {
+				mark = " (gated)"
+				gated++
+			}
+			fmt.Fprintf(stdout, "%s %s %s trace %s%s: %s\n", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID, mark, r.Message)
 		}
-		if o.failOn[r.Outcome] {
+		if o.failOn[r.Outcome] && !gatedFail {
 			code = exitFail
 		}
 	}
+	tally := rules.NewGateTally()
+	tally.Add(results)
+	gates := tally.Evaluate(pl.gates)
+	passed, failed, few := 0, 0, 0
+	for _, g := range gates {
+		switch g.Status {
+		case rules.GatePass:
+			passed++
+			fmt.Fprintf(stdout, "GATE PASS %s\n", g)
+		case rules.GateFail:
+			failed++
+			fmt.Fprintf(stdout, "GATE FAIL %s\n", g)
+			code = exitFail
+		case rules.GateInsufficient:
+			few++
+			fmt.Fprintf(stdout, "GATE SKIPPED %s\n", g)
+		}
+	}
 	fmt.Fprintf(stdout, "handoffcheck: %d traces, %d assertions\n", len(traces), len(results))
-	fmt.Fprintf(stdout, "%d passed, %d failed, %d errors, %d skipped\n",
-		counts[rules.Pass], counts[rules.Fail], counts[rules.Error], counts[rules.Skipped])
+	gatedText := ""
+	if gated > 0 {
+		gatedText = fmt.Sprintf(" (%d gated)", gated)
+	}
+	fmt.Fprintf(stdout, "%d passed, %d failed%s, %d errors, %d skipped\n",
+		counts[rules.Pass], counts[rules.Fail], gatedText, counts[rules.Error], counts[rules.Skipped])
+	if pl.gates.Enabled() {
+		fmt.Fprintf(stdout, "gates: %d passed, %d failed", passed, failed)
+		if few > 0 {
+			fmt.Fprintf(stdout, ", %d with too few handoffs", few)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if pl.judge != nil {
+		fmt.Fprintf(stdout, "judge: %s, template %s, temperature 0, %s\n", pl.judge.Model, pl.judge.Template,
+			plural(pl.judge.Samples, "sample", "samples"))
+	}
 	return code
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

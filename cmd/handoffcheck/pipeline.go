@@ -23,6 +23,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
@@ -34,6 +35,10 @@ type pipeline struct {
 	exp      exporter.Traces
 	results  string // JSON lines the exporter writes; read back for the verdict
 	tempJSON bool
+	// gates of the exporter's config (applied to the run's mean rubric scores), and its
+	// judge (nil: none configured).
+	gates *rules.GateSet
+	judge *judge.Info
 }
 
 // options are the command-line settings shared by replay and run.
@@ -160,6 +165,12 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	}
 
 	pl := &pipeline{results: o.jsonOut}
+	if pl.gates, err = rules.CompileGates(ecfg.Gates); err != nil {
+		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
+	}
+	if ecfg.Judge.Enabled() {
+		pl.judge = &judge.Info{Model: ecfg.Judge.Model, Template: judge.TemplateVersion, Samples: ecfg.Judge.Samples}
+	}
 	if pl.results == "" {
 		f, err := os.CreateTemp("", "handoffcheck-*.jsonl")
 		if err != nil {
@@ -181,13 +192,17 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 
 	tel := componenttest.NewNopTelemetrySettings()
 	tel.Logger = o.logger
-	pl.exp, err = ef.CreateTraces(ctx, exporter.Settings{ID: mustID(expID), TelemetrySettings: tel,
-		BuildInfo: component.NewDefaultBuildInfo()}, ecfg)
+	pl.exp, err = ef.CreateTraces(ctx, exporter.Settings{
+		ID: mustID(expID), TelemetrySettings: tel,
+		BuildInfo: component.NewDefaultBuildInfo(),
+	}, ecfg)
 	if err != nil {
 		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
 	}
-	pl.proc, err = pf.CreateTraces(ctx, processor.Settings{ID: mustID(procID), TelemetrySettings: tel,
-		BuildInfo: component.NewDefaultBuildInfo()}, pcfg, consumer.Traces(pl.exp))
+	pl.proc, err = pf.CreateTraces(ctx, processor.Settings{
+		ID: mustID(procID), TelemetrySettings: tel,
+		BuildInfo: component.NewDefaultBuildInfo(),
+	}, pcfg, consumer.Traces(pl.exp))
 	if err != nil {
 		return nil, fmt.Errorf("processors.%s: %w", procID, err)
 	}

@@ -45,6 +45,7 @@ type junitCase struct {
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
@@ -58,9 +59,11 @@ type junitSkipped struct {
 }
 
 // JUnit renders the run as JUnit XML: a testsuite per case (in config order), a testcase
-// per assertion per trace (named "STEP [trace TRACE_ID]", classname the case), with a
-// failure, error or skipped element carrying the message, and expected/actual/spans in the
-// body.
+// per assertion per trace (named "STEP [trace TRACE_ID]", classname the case; a rubric
+// result names its handoff: "STEP FROM -> TO (span ID) [trace TRACE_ID]"), with a failure,
+// error or skipped element carrying the message, and expected/actual/spans in the body.
+// A rubric failure that a gate decides is a passing testcase with the failure in its
+// system-out; the gates follow in a testsuite "gates", a testcase per pair and axis.
 func (r *Run) JUnit() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -71,14 +74,16 @@ func (r *Run) JUnit() []byte {
 	for _, rec := range r.sorted() {
 		res := rec.Result
 		s := &suites[r.caseIndex[res.Case]]
-		tc := junitCase{Name: clean(fmt.Sprintf("%s [trace %s]", res.Step, res.TraceID)), ClassName: clean(res.Case)}
+		tc := junitCase{Name: clean(fmt.Sprintf("%s [trace %s]", stepName(res), res.TraceID)), ClassName: clean(res.Case)}
 		body := clean(problemBody(res))
-		switch res.Outcome {
-		case rules.Fail:
+		switch {
+		case res.Outcome == rules.Fail && res.Gated:
+			tc.SystemOut = clean("fail, decided by the gate of " + res.Axis + " " + res.From + " -> " + res.To + ": " + res.Message + "\n" + problemBody(res))
+		case res.Outcome == rules.Fail:
 			tc.Failure = &junitProblem{Message: clean(res.Message), Type: clean(res.Action), Body: body}
-		case rules.Error:
+		case res.Outcome == rules.Error:
 			tc.Error = &junitProblem{Message: clean(res.Message), Type: clean(res.Action), Body: body}
-		case rules.Skipped:
+		case res.Outcome == rules.Skipped:
 			tc.Skipped = &junitSkipped{Message: clean(res.Message)}
 		}
 		s.Cases = append(s.Cases, tc)
@@ -88,7 +93,7 @@ func (r *Run) JUnit() []byte {
 		s := &suites[i]
 		counts := r.byCase[r.cases[i]]
 		s.Tests = counts[rules.Pass] + counts[rules.Fail] + counts[rules.Error] + counts[rules.Skipped]
-		s.Failures, s.Errors, s.Skipped = counts[rules.Fail], counts[rules.Error], counts[rules.Skipped]
+		s.Failures, s.Errors, s.Skipped = counts[rules.Fail]-r.gatedFails[r.cases[i]], counts[rules.Error], counts[rules.Skipped]
 		if listed := len(s.Cases); listed < s.Tests {
 			s.Props = &junitProps{Props: []junitProp{{
 				Name:  "unlisted_results",
@@ -99,6 +104,12 @@ func (r *Run) JUnit() []byte {
 		out.Failures += s.Failures
 		out.Errors += s.Errors
 		out.Skipped += s.Skipped
+	}
+	if gs := r.gateSuite(); gs != nil {
+		suites = append(suites, *gs)
+		out.Tests += gs.Tests
+		out.Failures += gs.Failures
+		out.Skipped += gs.Skipped
 	}
 	out.Suites = suites
 	var buf bytes.Buffer
@@ -111,6 +122,45 @@ func (r *Run) JUnit() []byte {
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes()
+}
+
+// gateSuite is the testsuite "gates": a testcase per gated pair and axis, failed when the
+// mean score is under the threshold, skipped with too few handoffs.
+func (r *Run) gateSuite() *junitSuite {
+	gates := r.gateResults()
+	if countGated(gates) == 0 {
+		return nil
+	}
+	s := &junitSuite{Name: "gates"}
+	if r.judge != nil {
+		s.Props = &junitProps{Props: []junitProp{
+			{Name: "judge.model", Value: clean(r.judge.Model)},
+			{Name: "judge.template", Value: r.judge.Template},
+			{Name: "judge.samples", Value: fmt.Sprint(r.judge.Samples)},
+		}}
+	}
+	for _, g := range gates {
+		if g.Threshold == nil {
+			continue
+		}
+		tc := junitCase{Name: clean(g.Axis + " " + g.Pair()), ClassName: "gates"}
+		s.Tests++
+		switch g.Status {
+		case rules.GateFail:
+			s.Failures++
+			tc.Failure = &junitProblem{
+				Message: clean(g.String()), Type: "gate",
+				Body: clean(fmt.Sprintf("pair: %s\naxis: %s\nmean score: %.4f\nthreshold: %.2f\nhandoffs: %d", g.Pair(), g.Axis, g.Score, *g.Threshold, g.Samples)),
+			}
+		case rules.GateInsufficient:
+			s.Skipped++
+			tc.Skipped = &junitSkipped{Message: clean(g.String())}
+		default:
+			tc.SystemOut = clean(g.String())
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	return s
 }
 
 func problemBody(res rules.Result) string {

@@ -22,8 +22,9 @@ func (r *Run) Markdown() []byte {
 	var b bytes.Buffer
 	t := r.totals
 	total := t[rules.Pass] + t[rules.Fail] + t[rules.Error] + t[rules.Skipped]
+	gates := r.gateResults()
 	verdict := "PASSED"
-	if t[rules.Fail]+t[rules.Error] > 0 {
+	if r.failed() > 0 || rules.GatesFailed(gates) > 0 {
 		verdict = "FAILED"
 	}
 	b.WriteString("# Assertion report\n\n")
@@ -31,7 +32,14 @@ func (r *Run) Markdown() []byte {
 	if r.incomplete > 0 {
 		fmt.Fprintf(&b, " (%d released incomplete)", r.incomplete)
 	}
-	fmt.Fprintf(&b, ": %d passed, %d failed, %d errored, %d skipped.\n\n", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped])
+	fmt.Fprintf(&b, ": %d passed, %d failed, %d errored, %d skipped.", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped])
+	if gated := t[rules.Fail] + t[rules.Error] - r.failed(); gated > 0 {
+		fmt.Fprintf(&b, " %s per-handoff rubric scores that the gates decide.", plural(gated, "failure is one of the", "failures are"))
+	}
+	if n := len(gates); n > 0 && r.gates.Enabled() {
+		fmt.Fprintf(&b, " Gates: %d of %d failed.", rules.GatesFailed(gates), countGated(gates))
+	}
+	b.WriteString("\n\n")
 
 	b.WriteString("| case | pass | fail | error | skipped |\n|---|---:|---:|---:|---:|\n")
 	for _, c := range r.cases {
@@ -39,6 +47,7 @@ func (r *Run) Markdown() []byte {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", cell(c), n[rules.Pass], n[rules.Fail], n[rules.Error], n[rules.Skipped])
 	}
 	fmt.Fprintf(&b, "| **total** | %d | %d | %d | %d |\n", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped])
+	r.gateSection(&b, gates)
 
 	var failures []record
 	for _, rec := range r.sorted() {
@@ -55,8 +64,12 @@ func (r *Run) Markdown() []byte {
 		if i == MaxFailureRows {
 			break
 		}
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n", cell(rec.Case), cell(rec.Step), rec.TraceID,
-			rec.Outcome, cell(rec.Expected), cell(rec.Actual), cell(rec.Message))
+		outcome := string(rec.Outcome)
+		if rec.Gated && rec.Outcome == rules.Fail {
+			outcome += " (gated)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n", cell(rec.Case), cell(stepName(rec.Result)), rec.TraceID,
+			outcome, cell(rec.Expected), cell(rec.Actual), cell(rec.Message))
 	}
 	if listed := min(len(failures), MaxFailureRows); listed < t[rules.Fail]+t[rules.Error] {
 		fmt.Fprintf(&b, "\n%d more failures and errors are not listed here; see the JUnit or JSON-lines report.\n",
@@ -97,6 +110,63 @@ func (r *Run) Markdown() []byte {
 		b.WriteString(mermaid(d))
 	}
 	return b.Bytes()
+}
+
+// gateSection writes the gates: the judge, then one row per pair and axis with its mean
+// score, threshold, number of scored handoffs and verdict.
+func (r *Run) gateSection(b *bytes.Buffer, gates []rules.GateResult) {
+	if len(gates) == 0 && !r.gates.Enabled() {
+		return
+	}
+	b.WriteString("\n## Gates\n\n")
+	if r.judge != nil {
+		fmt.Fprintf(b, "Judge: `%s`, prompt template `%s`, temperature 0, %s per verdict (majority).\n\n",
+			cellN(r.judge.Model, 80), r.judge.Template, plural(r.judge.Samples, "sample", "samples"))
+	} else {
+		b.WriteString("No judge is configured: scores come from the deterministic checks alone (0 or 1).\n\n")
+	}
+	if len(gates) == 0 {
+		b.WriteString("No handoff was scored in this run.\n")
+		return
+	}
+	b.WriteString("| pair | axis | mean score | threshold | handoffs | gate |\n|---|---|---:|---:|---:|---|\n")
+	for _, g := range gates {
+		threshold, verdict := "–", "no threshold"
+		if g.Threshold != nil {
+			threshold = fmt.Sprintf("%.2f", *g.Threshold)
+		}
+		switch g.Status {
+		case rules.GatePass:
+			verdict = "pass"
+		case rules.GateFail:
+			verdict = "**FAIL**"
+		case rules.GateInsufficient:
+			verdict = "too few handoffs (min_samples)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %.2f | %s | %d | %s |\n", cell(g.Pair()), g.Axis, g.Score, threshold, g.Samples, verdict)
+	}
+}
+
+func countGated(gates []rules.GateResult) int {
+	n := 0
+	for _, g := range gates {
+		if g.Threshold != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// stepName names a result's assertion; a rubric result names its handoff too.
+func stepName(res rules.Result) string {
+	if res.From == "" {
+		return res.Step
+	}
+	name := res.Step + " " + res.From + " -> " + res.To
+	if len(res.Spans) > 0 {
+		name += " (span " + res.Spans[0] + ")"
+	}
+	return name
 }
 
 // mermaid draws a DAG: one node per agent invocation, one arrow per handoff labelled with

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -38,6 +39,13 @@ type Run struct {
 	traces     int
 	incomplete int
 	pictures   map[string]*dag
+
+	// Handoff rubrics: the gates (nil: none), the scores per pair and axis over the whole
+	// run, the failures a gate decides (per case), and the judge (nil: none).
+	gates      *rules.GateSet
+	tally      *rules.GateTally
+	gatedFails map[string]int
+	judge      *judge.Info
 }
 
 type record struct {
@@ -50,11 +58,50 @@ func NewRun(cases []string) *Run {
 	r := &Run{
 		caseIndex: map[string]int{}, totals: map[rules.Outcome]int{},
 		byCase: map[string]map[rules.Outcome]int{}, pictures: map[string]*dag{},
+		tally: rules.NewGateTally(), gatedFails: map[string]int{},
 	}
 	for _, c := range cases {
 		r.addCase(c)
 	}
 	return r
+}
+
+// SetGates makes the reports apply the gates to the run's mean rubric scores.
+func (r *Run) SetGates(gs *rules.GateSet) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gates = gs
+}
+
+// SetJudge names the judge in the reports.
+func (r *Run) SetJudge(info judge.Info) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.judge = &info
+}
+
+// Gates is the verdict of every gate over the run so far (nil without gates or scores).
+func (r *Run) Gates() []rules.GateResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gateResults()
+}
+
+func (r *Run) gateResults() []rules.GateResult {
+	if r.tally.Len() == 0 {
+		return nil
+	}
+	return r.tally.Evaluate(r.gates)
+}
+
+// failed counts the failures and errors that fail the run: not the rubric failures a gate
+// decides.
+func (r *Run) failed() int {
+	n := r.totals[rules.Fail] + r.totals[rules.Error]
+	for _, g := range r.gatedFails {
+		n -= g
+	}
+	return n
 }
 
 func (r *Run) addCase(c string) {
@@ -78,10 +125,14 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	batch := len(r.records) + r.dropped
 	failed := map[string]bool{}
 	complete := true
+	r.tally.Add(results)
 	for i, res := range results {
 		r.addCase(res.Case)
 		r.totals[res.Outcome]++
 		r.byCase[res.Case][res.Outcome]++
+		if res.Gated && res.Outcome == rules.Fail {
+			r.gatedFails[res.Case]++
+		}
 		if !res.Complete {
 			complete = false
 		}

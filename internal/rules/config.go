@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
+	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
 	"go.opentelemetry.io/collector/confmap"
@@ -17,6 +19,8 @@ const (
 	ActionDelegation = "EXPECT_DELEGATION_TO"
 	ActionBudget     = "EXPECT_AGENT_BUDGET"
 	ActionContext    = "EXPECT_HANDOFF_CONTEXT"
+	// ActionRubrics grades every matching handoff on the seed-004 rubrics (rubrics.go).
+	ActionRubrics = "EXPECT_HANDOFF_RUBRICS"
 )
 
 // Topology sources.
@@ -81,6 +85,14 @@ type StepConfig struct {
 	ForbiddenPatterns []string `mapstructure:"-" seed:"forbiddenPatterns"`
 	ContextExpression string   `mapstructure:"-" seed:"contextExpression"`
 
+	// EXPECT_HANDOFF_RUBRICS (fromAgent and toAgent are optional filters there): the
+	// rubrics to grade (default: all four of seed 004), tools never counted as out of scope
+	// (framework plumbing beyond the built-in list), and the errors taken as transient
+	// (regular expressions over the error's type and message; default: DefaultTransient).
+	Rubrics         []string `mapstructure:"-" seed:"rubrics"`
+	IgnoredTools    []string `mapstructure:"-" seed:"ignoredTools"`
+	TransientErrors []string `mapstructure:"-" seed:"transientErrors"`
+
 	_ struct{}
 }
 
@@ -105,7 +117,7 @@ func (s StepConfig) ID(index int) string {
 
 // validateCases checks the cases (with the defaults applied) without compiling their CEL
 // (Compile does both).
-func validateCases(cases []CaseConfig, defaults TestFields) error {
+func validateCases(cases []CaseConfig, defaults TestFields, named map[string]string) error {
 	errs := validateTestFields("defaults", defaults)
 	names := map[string]bool{}
 	for i, c := range cases {
@@ -138,7 +150,7 @@ func validateCases(cases []CaseConfig, defaults TestFields) error {
 			} else {
 				stepIDs[id] = true
 			}
-			errs = append(errs, validateStep(at, s, sawTopology)...)
+			errs = append(errs, validateStep(at, s, sawTopology, named)...)
 			if s.Action == ActionTopology {
 				sawTopology = true
 				src := s.Source
@@ -158,7 +170,7 @@ func validateCases(cases []CaseConfig, defaults TestFields) error {
 	return errors.Join(errs...)
 }
 
-func validateStep(at string, s StepConfig, sawTopology bool) []error {
+func validateStep(at string, s StepConfig, sawTopology bool, named map[string]string) []error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s.%s: %s", at, field, fmt.Sprintf(format, args...)))
@@ -180,15 +192,15 @@ func validateStep(at string, s StepConfig, sawTopology bool) []error {
 			bad("source", "must be LIVE or FILE, got %q", s.Source)
 		}
 		nonNegative("maxDepth", s.MaxDepth)
-	case ActionDelegation, ActionBudget, ActionContext:
+	case ActionDelegation, ActionBudget, ActionContext, ActionRubrics:
 		if !sawTopology {
 			bad("action", "%s reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step; add one before it in this case", s.Action)
 		}
 	case "":
-		bad("action", "must be set (one of %s, %s, %s, %s)", ActionTopology, ActionDelegation, ActionContext, ActionBudget)
+		bad("action", "must be set (one of %s, %s, %s, %s, %s)", ActionTopology, ActionDelegation, ActionContext, ActionBudget, ActionRubrics)
 		return errs
 	default:
-		bad("action", "unknown action %q (want one of %s, %s, %s, %s)", s.Action, ActionTopology, ActionDelegation, ActionContext, ActionBudget)
+		bad("action", "unknown action %q (want one of %s, %s, %s, %s, %s)", s.Action, ActionTopology, ActionDelegation, ActionContext, ActionBudget, ActionRubrics)
 		return errs
 	}
 	switch s.Action {
@@ -222,9 +234,19 @@ func validateStep(at string, s StepConfig, sawTopology bool) []error {
 		if s.ToAgent == "" {
 			bad("toAgent", "must name the receiving agent")
 		}
-		if s.InlineRubric == "" && s.JudgeRubricID == "" && len(s.RequiredPatterns) == 0 &&
+		if s.InlineRubric == "" && s.JudgeRubricID == "" && s.RubricType == "" && len(s.RequiredPatterns) == 0 &&
 			len(s.ForbiddenPatterns) == 0 && s.ContextExpression == "" {
 			bad("inlineRubric", "set a rubric (inlineRubric or judgeRubricId) or a deterministic check (requiredPatterns, forbiddenPatterns, contextExpression)")
+		}
+		if s.RubricType != "" {
+			if _, ok := canonicalRubricType(s.RubricType); !ok {
+				bad("rubricType", "unknown rubric type %q (want one of %s)", s.RubricType, strings.Join(RubricTypes(), ", "))
+			}
+		}
+		if s.JudgeRubricID != "" {
+			if _, ok := named[s.JudgeRubricID]; !ok {
+				bad("judgeRubricId", "no rubric %q is defined under rubrics:%s", s.JudgeRubricID, knownNames(named))
+			}
 		}
 		for i, p := range s.RequiredPatterns {
 			if _, err := regexp.Compile(p); err != nil {
@@ -239,8 +261,63 @@ func validateStep(at string, s StepConfig, sawTopology bool) []error {
 		if s.InlineRubric != "" && s.JudgeRubricID != "" {
 			bad("judgeRubricId", "set either inlineRubric or judgeRubricId, not both")
 		}
+	case ActionRubrics:
+		seen := map[string]bool{}
+		for i, name := range s.Rubrics {
+			axis, ok := canonicalAxis(name)
+			switch {
+			case !ok:
+				bad(fmt.Sprintf("rubrics[%d]", i), "unknown rubric %q (want one of %s)", name, strings.Join(Axes, ", "))
+			case seen[axis]:
+				bad(fmt.Sprintf("rubrics[%d]", i), "rubric %s is listed twice", axis)
+			}
+			seen[axis] = true
+		}
+		for i, p := range s.TransientErrors {
+			if _, err := regexp.Compile(p); err != nil {
+				bad(fmt.Sprintf("transientErrors[%d]", i), "%v", err)
+			}
+		}
+		for _, f := range []struct {
+			field string
+			set   bool
+		}{
+			{"agentName", s.AgentName != ""},
+			{"inlineRubric", s.InlineRubric != ""},
+			{"judgeRubricId", s.JudgeRubricID != ""},
+			{"rubricType", s.RubricType != ""},
+		} {
+			if f.set {
+				bad(f.field, "does not apply to %s (its keys: fromAgent, toAgent, rubrics, ignoredTools, transientErrors)", ActionRubrics)
+			}
+		}
+	}
+	if s.Action != ActionRubrics {
+		for _, f := range []struct {
+			field string
+			set   bool
+		}{
+			{"rubrics", len(s.Rubrics) > 0}, {"ignoredTools", len(s.IgnoredTools) > 0}, {"transientErrors", len(s.TransientErrors) > 0},
+		} {
+			if f.set {
+				bad(f.field, "applies only to %s", ActionRubrics)
+			}
+		}
 	}
 	return errs
+}
+
+// knownNames lists the named rubrics for an error message.
+func knownNames(named map[string]string) string {
+	if len(named) == 0 {
+		return " none is defined"
+	}
+	names := make([]string, 0, len(named))
+	for n := range named {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return " (defined: " + strings.Join(names, ", ") + ")"
 }
 
 // sawFileMismatch reports whether the case's FILE topology steps name different files.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/cel-go/cel"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
 // EXPECT_HANDOFF_CONTEXT, deterministic part: what crossed the handoff is the receiver's
@@ -79,8 +80,10 @@ func (cc *contextCheck) deterministic() bool {
 	return cc != nil && (len(cc.required) > 0 || len(cc.forbidden) > 0 || cc.expr != nil)
 }
 
-// handoffContext evaluates an EXPECT_HANDOFF_CONTEXT step on every matching handoff.
-func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *agentgraph.Graph) {
+// handoffContext evaluates an EXPECT_HANDOFF_CONTEXT step on every matching handoff. When
+// the step has a rubric and a judge is configured, every handoff's receiving input is
+// graded after the deterministic checks passed; the returned result is filled in then.
+func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *agentgraph.Graph, jr *judgeRun) *Result {
 	check := c.contextChecks[index]
 	var want []string
 	for _, re := range check.requiredOrNil() {
@@ -92,7 +95,8 @@ func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *age
 	if s.ContextExpression != "" {
 		want = append(want, "`"+s.ContextExpression+"`")
 	}
-	if s.InlineRubric != "" || s.JudgeRubricID != "" {
+	judged := s.InlineRubric != "" || s.JudgeRubricID != "" || s.RubricType != ""
+	if judged {
 		want = append(want, "the "+rubricName(s)+" rubric")
 	}
 	r.Expected = fmt.Sprintf("handoff %s -> %s whose content satisfies %s", s.FromAgent, s.ToAgent, strings.Join(want, ", "))
@@ -107,7 +111,7 @@ func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *age
 	if len(edges) == 0 {
 		r.Outcome, r.Actual = Fail, "no such handoff"
 		r.Message = fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent)
-		return
+		return nil
 	}
 	var problems []string
 	for _, e := range edges {
@@ -115,24 +119,104 @@ func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *age
 			r.Outcome, r.Actual = Fail, "no input content on the receiving span"
 			r.Message = fmt.Sprintf("content capture disabled on the exporter: the receiving %s span %s has none of %s",
 				s.ToAgent, e.To.Span.ID, strings.Join(e.To.Input.Tried, ", "))
-			return
+			return nil
 		}
 		problems = append(problems, check.violations(e)...)
 	}
 	r.Actual = fmt.Sprintf("%d handoffs with captured input", len(edges))
 	if len(problems) > 0 {
 		r.Outcome, r.Message = Fail, strings.Join(problems, "; ")
-		return
+		return nil
 	}
-	if s.InlineRubric != "" || s.JudgeRubricID != "" {
-		r.Outcome = Skipped
-		r.Message = "judge-graded rubric: no judge is configured, so the rubric was not graded"
-		if check.deterministic() {
-			r.Message = "deterministic checks passed; " + r.Message
+	if judged {
+		if c.ev.judge == nil {
+			r.Outcome = Skipped
+			r.Message = "judge-graded rubric: no judge is configured, so the rubric was not graded"
+			if check.deterministic() {
+				r.Message = "deterministic checks passed; " + r.Message
+			}
+			return nil
 		}
-		return
+		name, criteria := c.contextRubric(s)
+		jobs := make([]*judgeJob, len(edges))
+		for i, e := range edges {
+			fields := []judge.Field{
+				{Name: "sender", Text: e.From.Name},
+				{Name: "receiver", Text: e.To.Name},
+				{Name: "scope_prompt", Text: e.To.Input.Text},
+			}
+			if e.Reason.Found() {
+				fields = append(fields, judge.Field{Name: "dispatch_call", Text: e.Reason.Text})
+			}
+			if e.Context.Found() {
+				fields = append(fields, judge.Field{Name: "context_summary", Text: e.Context.Text})
+			}
+			jobs[i] = jr.add(judge.Request{Rubric: name, Criteria: criteria, Fields: fields})
+		}
+		filled := *r
+		jr.then(func() { c.applyContextJudge(&filled, s, edges, jobs, check.deterministic()) })
+		return &filled
 	}
 	r.Outcome, r.Message = Pass, fmt.Sprintf("%d handoffs %s -> %s carry the expected content", len(edges), s.FromAgent, s.ToAgent)
+	return nil
+}
+
+// contextRubric is the rubric an EXPECT_HANDOFF_CONTEXT step grades with: its name and
+// text (the built-in text of rubricType, then the inline criteria or the named rubric).
+func (c *compiledCase) contextRubric(s StepConfig) (string, string) {
+	name := rubricName(s)
+	var parts []string
+	if s.RubricType != "" {
+		if t, ok := canonicalRubricType(s.RubricType); ok {
+			name = t
+			parts = append(parts, rubricText(c.ev.rubrics, t))
+		}
+	}
+	switch {
+	case s.JudgeRubricID != "":
+		parts = append(parts, "Criteria: "+c.ev.rubrics[s.JudgeRubricID])
+	case s.InlineRubric != "":
+		parts = append(parts, "Criteria: "+strings.TrimSpace(s.InlineRubric))
+	}
+	return name, strings.Join(parts, "\n")
+}
+
+// applyContextJudge decides the step from the gradings of its handoffs: an error if any
+// grading failed (skipped when the budget was spent), a failure naming each handoff the
+// judge failed, else a pass. Score is the lowest score.
+func (c *compiledCase) applyContextJudge(r *Result, s StepConfig, edges []*agentgraph.Edge, jobs []*judgeJob, det bool) {
+	prefix := ""
+	if det {
+		prefix = "deterministic checks passed; "
+	}
+	var failed, passed []string
+	lowest := 1.0
+	var worst *judgeJob
+	for i, j := range jobs {
+		at := fmt.Sprintf("handoff %s -> %s (span %s)", edges[i].From.Name, edges[i].To.Name, edges[i].To.Span.ID)
+		if j.err != nil {
+			r.Outcome, r.Message = judgeOutcome(j.err)
+			r.Message = prefix + at + ": " + r.Message
+			return
+		}
+		if j.v.Score <= lowest {
+			lowest, worst = j.v.Score, j
+		}
+		line := fmt.Sprintf("%s: %s (score %.2f)", at, j.v.Reason, j.v.Score)
+		if j.v.Pass {
+			passed = append(passed, line)
+		} else {
+			failed = append(failed, line)
+		}
+	}
+	r.Score = &lowest
+	r.Judge = c.ev.verdict(worst.v)
+	r.Actual = fmt.Sprintf("%d handoffs graded, %d passed the %s rubric (judge)", len(jobs), len(passed), rubricName(s))
+	if len(failed) > 0 {
+		r.Outcome, r.Message = Fail, prefix+"judge: "+strings.Join(failed, "; ")
+		return
+	}
+	r.Outcome, r.Message = Pass, prefix+"judge: "+strings.Join(passed, "; ")
 }
 
 func (cc *contextCheck) requiredOrNil() []*regexp.Regexp {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/cel-go/cel"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
 // Outcome of one assertion on one trace.
@@ -38,6 +40,21 @@ type Result struct {
 	Spans    []string `json:"spans,omitempty"`
 	// Complete is false when the trace was released before it was complete.
 	Complete bool `json:"trace_complete"`
+
+	// Handoff rubric results (EXPECT_HANDOFF_RUBRICS): the handoff's sender and receiver,
+	// the rubric (axis) and its score from 0 to 1 (absent when not graded).
+	From  string   `json:"from,omitempty"`
+	To    string   `json:"to,omitempty"`
+	Axis  string   `json:"axis,omitempty"`
+	Score *float64 `json:"score,omitempty"`
+	// Gated is true when a gate decides this axis for this pair: the result feeds the
+	// gate's mean score and does not fail a run by itself.
+	Gated bool `json:"gated,omitempty"`
+	// Judge is the judge's verdict, when a judge graded the result.
+	Judge *JudgeVerdict `json:"judge,omitempty"`
+
+	// pending is the result a judge grading fills in after the trace's steps ran.
+	pending *Result
 }
 
 // DefaultCostLimit bounds one CEL evaluation (cel-go cost units).
@@ -46,15 +63,24 @@ const DefaultCostLimit = 100000
 // Evaluator holds compiled cases. It is safe for concurrent use.
 type Evaluator struct {
 	cases []*compiledCase
+	// judge grades rubrics (nil: judge-graded parts are skipped).
+	judge Grader
+	// rubrics are the named rubrics (judgeRubricId; a rubric named after an axis or
+	// GROUNDEDNESS replaces the built-in text).
+	rubrics map[string]string
+	gates   *GateSet
 }
 
 type compiledCase struct {
+	ev   *Evaluator
 	cfg  CaseConfig
 	when cel.Program // nil: every trace with at least one agent
 	// expect holds the seed-001 assertions on the root agent (defaults applied).
 	expect *compiledExpectations
 	// contextChecks are the deterministic checks of the EXPECT_HANDOFF_CONTEXT steps.
 	contextChecks map[int]*contextCheck
+	// rubricSteps are the EXPECT_HANDOFF_RUBRICS steps, by step index.
+	rubricSteps map[int]*rubricStep
 }
 
 // stepIDs lists the case's step ids in evaluation order: seed-000 steps, then seed-001
@@ -62,6 +88,12 @@ type compiledCase struct {
 func (c *compiledCase) stepIDs() []string {
 	var ids []string
 	for i, s := range c.cfg.Steps {
+		if s.Action == ActionRubrics {
+			for _, a := range stepAxes(s) {
+				ids = append(ids, s.ID(i)+"."+a)
+			}
+			continue
+		}
 		ids = append(ids, s.ID(i))
 	}
 	for _, ref := range c.expect.steps("") {
@@ -96,12 +128,20 @@ type Options struct {
 	Defaults TestFields
 	// CostLimit bounds one CEL evaluation; 0 means DefaultCostLimit.
 	CostLimit uint64
+	// Judge grades rubrics; nil: judge-graded parts end skipped ("no judge is configured")
+	// and the deterministic parts still run.
+	Judge Grader
+	// Rubrics are named rubric texts (judgeRubricId); one named after an axis or
+	// GROUNDEDNESS replaces the built-in text.
+	Rubrics map[string]string
+	// Gates marks the rubric results a gate decides (Result.Gated).
+	Gates *GateSet
 }
 
 // Compile validates the cases and compiles their CEL (case conditions and seed-001
 // expressions); errors name the case, the field and, for CEL, the line:column.
 func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
-	if err := validateCases(cases, opts.Defaults); err != nil {
+	if err := validateCases(cases, opts.Defaults, opts.Rubrics); err != nil {
 		return nil, err
 	}
 	costLimit := opts.CostLimit
@@ -117,9 +157,14 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 		return nil, err
 	}
 	defaults, errs := compileExpectations(envs, "defaults", opts.Defaults.AgentExpectations, costLimit)
-	ev := &Evaluator{}
+	ev := &Evaluator{judge: opts.Judge, rubrics: opts.Rubrics, gates: opts.Gates}
 	for i, c := range cases {
-		cc := &compiledCase{cfg: c}
+		cc := &compiledCase{ev: ev, cfg: c, rubricSteps: map[int]*rubricStep{}}
+		for j, s := range c.Steps {
+			if s.Action == ActionRubrics {
+				cc.rubricSteps[j] = compileRubricStep(s)
+			}
+		}
 		at := fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		if strings.TrimSpace(c.When) != "" {
 			prg, err := compileBool(env, c.When, costLimit)
@@ -196,14 +241,50 @@ func traceVars(g *agentgraph.Graph) map[string]any {
 // per seed-001 assertion, in config order. Cases whose topology reads a file (source FILE)
 // are judged once on that file instead (EvaluateFileCase).
 func (e *Evaluator) Evaluate(g *agentgraph.Graph, complete bool) []Result {
+	return e.EvaluateContext(context.Background(), g, complete)
+}
+
+// EvaluateContext is Evaluate with a context for the judge's calls: the deterministic
+// parts of every case run first, then the trace's gradings (in parallel, bounded by the
+// judge's concurrency and its per-trace timeout).
+func (e *Evaluator) EvaluateContext(ctx context.Context, g *agentgraph.Graph, complete bool) []Result {
 	var out []Result
-	tc := &traceCache{g: g}
+	tc := &traceCache{g: g, jr: &judgeRun{}}
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
 			out = append(out, c.evaluate(tc, complete)...)
 		}
 	}
+	return e.finish(ctx, tc, out)
+}
+
+// finish runs the trace's gradings and fills in their results.
+func (e *Evaluator) finish(ctx context.Context, tc *traceCache, out []Result) []Result {
+	if e.judge != nil {
+		tc.jr.run(ctx, e.judge)
+	} else {
+		for _, f := range tc.jr.finish {
+			f()
+		}
+	}
+	// Results are filled in place through pointers into per-step slices; collect them.
+	for i := range out {
+		if out[i].pending != nil {
+			out[i] = *out[i].pending
+		}
+	}
 	return out
+}
+
+// HasJudge reports whether a judge grades rubrics.
+func (e *Evaluator) HasJudge() bool { return e.judge != nil }
+
+// JudgeInfo describes the judge (zero without one).
+func (e *Evaluator) JudgeInfo() judge.Info {
+	if e.judge == nil {
+		return judge.Info{}
+	}
+	return e.judge.Info()
 }
 
 // FileCases maps each case whose topology reads recorded spans (source FILE) to its file.
@@ -219,9 +300,15 @@ func (e *Evaluator) FileCases() map[string]string {
 
 // EvaluateFileCase judges one FILE case on one trace of its file.
 func (e *Evaluator) EvaluateFileCase(name string, g *agentgraph.Graph) []Result {
+	return e.EvaluateFileCaseContext(context.Background(), name, g)
+}
+
+// EvaluateFileCaseContext is EvaluateFileCase with a context for the judge's calls.
+func (e *Evaluator) EvaluateFileCaseContext(ctx context.Context, name string, g *agentgraph.Graph) []Result {
 	for _, c := range e.cases {
 		if c.cfg.Name == name {
-			return c.evaluate(&traceCache{g: g}, true)
+			tc := &traceCache{g: g, jr: &judgeRun{}}
+			return e.finish(ctx, tc, c.evaluate(tc, true))
 		}
 	}
 	return nil
@@ -232,6 +319,16 @@ type traceCache struct {
 	g    *agentgraph.Graph
 	vars map[string]any
 	te   *traceEval
+	x    *dagIndex
+	jr   *judgeRun
+}
+
+// index returns the trace's span index for the handoff rubrics.
+func (tc *traceCache) index() *dagIndex {
+	if tc.x == nil {
+		tc.x = newDAGIndex(tc.g)
+	}
+	return tc.x
 }
 
 // evaluate runs the case on the trace if its condition selects it.
@@ -258,7 +355,7 @@ func (c *compiledCase) evaluate(tc *traceCache, complete bool) []Result {
 			return nil
 		}
 	}
-	out := c.evaluateSteps(base, g)
+	out := c.evaluateSteps(base, tc)
 	if !c.expect.empty() {
 		if tc.te == nil {
 			tc.te = newTraceEval(g)
@@ -298,10 +395,15 @@ func (c *compiledCase) evaluateTestCase(base Result, te *traceEval) (out []Resul
 	return te.evalExpectations(base, te.g.Root, c.expect, "")
 }
 
-func (c *compiledCase) evaluateSteps(base Result, g *agentgraph.Graph) []Result {
+func (c *compiledCase) evaluateSteps(base Result, tc *traceCache) []Result {
+	g := tc.g
 	var out []Result
 	var topo *agentgraph.Graph
 	for i, s := range c.cfg.Steps {
+		if s.Action == ActionRubrics {
+			out = append(out, c.handoffRubrics(base, i, s, topo, tc)...)
+			continue
+		}
 		r := base
 		r.Step, r.Action = s.ID(i), s.Action
 		switch s.Action {
@@ -313,7 +415,9 @@ func (c *compiledCase) evaluateSteps(base Result, g *agentgraph.Graph) []Result 
 		case ActionBudget:
 			budget(&r, s, topo)
 		case ActionContext:
-			c.handoffContext(&r, i, s, topo)
+			if p := c.handoffContext(&r, i, s, topo, tc.jr); p != nil {
+				r.pending = p
+			}
 		}
 		out = append(out, r)
 	}

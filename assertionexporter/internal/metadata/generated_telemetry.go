@@ -28,6 +28,10 @@ type TelemetryBuilder struct {
 	registrations                    []metric.Registration
 	ExporterAssertionEvalLatency     metric.Int64Histogram
 	ExporterAssertionEvaluations     metric.Int64Counter
+	ExporterAssertionGateScore       metric.Float64Gauge
+	ExporterAssertionGateThreshold   metric.Float64Gauge
+	ExporterAssertionJudgeCalls      metric.Int64Counter
+	ExporterAssertionJudgeLatency    metric.Float64Histogram
 	ExporterAssertionLateSpans       metric.Int64Counter
 	ExporterAssertionTracesEvaluated metric.Int64Counter
 }
@@ -72,6 +76,31 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_assertion_evaluations",
 		metric.WithDescription("Assertion evaluations, by case, step and outcome (pass, fail, error, skipped). [Development]"),
 		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAssertionGateScore, err = builder.meter.Float64Gauge(
+		"otelcol_exporter_assertion_gate_score",
+		metric.WithDescription("Mean handoff rubric score over the sliding window (gates.window), by axis and pair (a configured gates pair, else default). [Development]"),
+		metric.WithUnit("1"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAssertionGateThreshold, err = builder.meter.Float64Gauge(
+		"otelcol_exporter_assertion_gate_threshold",
+		metric.WithDescription("Configured gate threshold, by axis and pair (a configured gates pair, else default); a gate fails while the score is below it. [Development]"),
+		metric.WithUnit("1"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAssertionJudgeCalls, err = builder.meter.Int64Counter(
+		"otelcol_exporter_assertion_judge_calls",
+		metric.WithDescription("Judge requests and cache hits, by outcome (ok, cached, timeout, rate_limited, http_error, network_error, off_schema, budget_exhausted, canceled). [Development]"),
+		metric.WithUnit("{calls}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAssertionJudgeLatency, err = builder.meter.Float64Histogram(
+		"otelcol_exporter_assertion_judge_latency",
+		metric.WithDescription("Time of one judge HTTP request. [Development]"),
+		metric.WithUnit("ms"),
+		metric.WithExplicitBucketBoundaries([]float64{50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000}...),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterAssertionLateSpans, err = builder.meter.Int64Counter(

@@ -22,6 +22,10 @@ func TestSetupTelemetry(t *testing.T) {
 	defer tb.Shutdown()
 	tb.ExporterAssertionEvalLatency.Record(context.Background(), 1)
 	tb.ExporterAssertionEvaluations.Add(context.Background(), 1)
+	tb.ExporterAssertionGateScore.Record(context.Background(), 1)
+	tb.ExporterAssertionGateThreshold.Record(context.Background(), 1)
+	tb.ExporterAssertionJudgeCalls.Add(context.Background(), 1)
+	tb.ExporterAssertionJudgeLatency.Record(context.Background(), 1)
 	tb.ExporterAssertionLateSpans.Add(context.Background(), 1)
 	tb.ExporterAssertionTracesEvaluated.Add(context.Background(), 1)
 	AssertEqualExporterAssertionEvalLatency(t, testTel,
@@ -29,6 +33,18 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAssertionEvaluations(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionGateScore(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionGateThreshold(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionJudgeCalls(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionJudgeLatency(t, testTel,
+		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAssertionLateSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},

@@ -1,0 +1,185 @@
+package assertionexporter
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+func rubricCases() []rules.CaseConfig {
+	return []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
+		{Action: rules.ActionTopology},
+		{Action: rules.ActionRubrics, FromAgent: "triage"},
+	}}}
+}
+
+func gateConfig() rules.GateConfig {
+	return rules.GateConfig{
+		Default:    map[string]float64{rules.AxisScope: 0.9, rules.AxisRecovery: 0.85},
+		Pairs:      []rules.PairGateConfig{{From: "triage", To: "weather_specialist", Thresholds: map[string]float64{rules.AxisRecovery: 0.5}}},
+		MinSamples: 1, Window: rules.WindowConfig{Size: 3},
+	}
+}
+
+func gauge(axis, pair string, v float64) metricdata.DataPoint[float64] {
+	return metricdata.DataPoint[float64]{Value: v, Attributes: attribute.NewSet(attribute.String("axis", axis), attribute.String("pair", pair))}
+}
+
+// TestRubricsWithoutJudge: the deterministic parts grade the real captures; the window of
+// the configured pair feeds the gate gauges; the report has a gate section.
+func TestRubricsWithoutJudge(t *testing.T) {
+	md := filepath.Join(t.TempDir(), "report.md")
+	h := newHarness(t, &Config{
+		LogVerdicts: LogFailures, Cases: rubricCases(), Gates: gateConfig(),
+		Reports: ReportsConfig{Markdown: md},
+	})
+	ctx := context.Background()
+	for _, name := range []string{"strands-tool-error", "strands-ok"} {
+		require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, name)))
+	}
+	require.NoError(t, h.exp.Shutdown(ctx))
+
+	var recovery []rules.Result
+	for _, r := range h.results(t) {
+		if r.Axis == rules.AxisRecovery {
+			recovery = append(recovery, r)
+		}
+	}
+	require.Len(t, recovery, 2)
+	require.Equal(t, rules.Fail, recovery[0].Outcome, "strands-tool-error: swallowed")
+	require.True(t, recovery[0].Gated)
+	require.Equal(t, rules.Skipped, recovery[1].Outcome, "strands-ok: no error")
+
+	// Gauges: the configured pair's window, thresholds for every pair and axis configured.
+	metadatatest.AssertEqualExporterAssertionGateScore(t, h.tt, []metricdata.DataPoint[float64]{
+		gauge(rules.AxisScope, "triage -> weather_specialist", 1),
+		gauge(rules.AxisRecovery, "triage -> weather_specialist", 0),
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreValue())
+	m, err := h.tt.GetMetric("otelcol_exporter_assertion_gate_score")
+	require.NoError(t, err)
+	scores := map[string]float64{}
+	for _, dp := range m.Data.(metricdata.Gauge[float64]).DataPoints {
+		a, _ := dp.Attributes.Value("axis")
+		scores[a.AsString()] = dp.Value
+	}
+	require.Equal(t, map[string]float64{rules.AxisScope: 1, rules.AxisRecovery: 0}, scores)
+	metadatatest.AssertEqualExporterAssertionGateThreshold(t, h.tt, []metricdata.DataPoint[float64]{
+		gauge(rules.AxisScope, "triage -> weather_specialist", 0.9),
+		gauge(rules.AxisRecovery, "triage -> weather_specialist", 0.5),
+		gauge(rules.AxisScope, "default", 0.9),
+		gauge(rules.AxisRecovery, "default", 0.85),
+	}, metricdatatest.IgnoreTimestamp())
+
+	report, err := os.ReadFile(md)
+	require.NoError(t, err)
+	require.Contains(t, string(report), "| triage -> weather_specialist | RecoveryOnError | 0.00 | 0.50 | 1 | **FAIL** |")
+	require.Contains(t, string(report), "| triage -> weather_specialist | ScopeFidelity | 1.00 | 0.90 | 2 | pass |")
+	require.Contains(t, string(report), "No judge is configured")
+}
+
+// TestRubricsWithJudge: a fake judge grades; its calls are counted; verdicts carry the
+// model and template; the log record carries the score.
+func TestRubricsWithJudge(t *testing.T) {
+	t.Setenv("FAKE_JUDGE_KEY", "sk-test-exporter")
+	srv := judgetest.New(t, judgetest.ByContent(judgetest.Pass, judgetest.Route{Contains: "Rubric: DispatchCorrectness", Fixture: judgetest.Fail}))
+	cfg := &Config{LogVerdicts: LogAll, Cases: rubricCases(), Gates: gateConfig(), Judge: judge.DefaultConfig()}
+	cfg.Judge.Endpoint, cfg.Judge.Model, cfg.Judge.APIKeyEnv = srv.URL, "fake-judge", "FAKE_JUDGE_KEY"
+	h := newHarness(t, cfg)
+	ctx := context.Background()
+	require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool")))
+	require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool"))) // the same content: cached
+	require.NoError(t, h.exp.Shutdown(ctx))
+
+	got := map[string]rules.Result{}
+	for _, r := range h.results(t) {
+		got[r.Step] = r
+	}
+	d := got["EXPECT_HANDOFF_RUBRICS#2.DispatchCorrectness"]
+	require.Equal(t, rules.Fail, d.Outcome)
+	require.Equal(t, &rules.JudgeVerdict{
+		Model: "fake-judge", Template: "handoff_v1", Score: 0.2, Pass: false, Samples: 1,
+		Reason: "The handoff dropped the customer's constraint on the date range.",
+	}, d.Judge)
+	require.Equal(t, rules.Pass, got["EXPECT_HANDOFF_RUBRICS#2.ScopeFidelity"].Outcome)
+	require.Equal(t, 3, srv.Count(), "DispatchCorrectness, ScopeFidelity, ResultIntegration once; the second trace hits the cache")
+	for _, r := range srv.Requests() {
+		require.Equal(t, "Bearer sk-test-exporter", r.Authorization)
+	}
+
+	metadatatest.AssertEqualExporterAssertionJudgeCalls(t, h.tt, []metricdata.DataPoint[int64]{
+		{Value: 3, Attributes: attribute.NewSet(attribute.String("outcome", "ok"))},
+		{Value: 3, Attributes: attribute.NewSet(attribute.String("outcome", "cached"))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "timeout"))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "rate_limited"))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "http_error"))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "network_error"))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "off_schema"))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "budget_exhausted"))},
+		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "canceled"))},
+	}, metricdatatest.IgnoreTimestamp())
+	lat, err := h.tt.GetMetric("otelcol_exporter_assertion_judge_latency")
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), lat.Data.(metricdata.Histogram[float64]).DataPoints[0].Count)
+
+	var logged map[string]any
+	for _, e := range h.logs.All() {
+		if e.ContextMap()["step"] == "EXPECT_HANDOFF_RUBRICS#2.DispatchCorrectness" {
+			logged = e.ContextMap()
+			break
+		}
+	}
+	require.Equal(t, 0.2, logged["gen_ai.evaluation.score.value"])
+	require.Equal(t, "triage", logged["handoff.source"])
+	require.Equal(t, "fake-judge", logged["judge.model"])
+	for _, e := range h.logs.All() {
+		for _, v := range e.ContextMap() {
+			s, _ := v.(string)
+			require.NotContains(t, s, "sk-test-exporter", "the key is never logged")
+		}
+		require.NotContains(t, e.Message, "sk-test-exporter")
+	}
+}
+
+// TestJudgeKeyMissing: a judge whose key variable is unset stops the exporter's creation,
+// naming the variable.
+func TestJudgeKeyMissing(t *testing.T) {
+	cfg := &Config{LogVerdicts: LogFailures, Judge: judge.DefaultConfig()}
+	cfg.Judge.Endpoint, cfg.Judge.Model, cfg.Judge.APIKeyEnv = "http://127.0.0.1:1/v1", "m", "NO_SUCH_JUDGE_KEY_VAR"
+	require.NoError(t, cfg.Validate(), "validation does not read the environment")
+	_, err := newExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
+	require.EqualError(t, err, "judge.api_key_env: environment variable NO_SUCH_JUDGE_KEY_VAR is not set or empty")
+}
+
+// TestJudgeDoesNotBlockForever: a judge that never answers holds a trace at most
+// trace_timeout; the rubric ends in error and ConsumeTraces returns.
+func TestJudgeDoesNotBlockForever(t *testing.T) {
+	srv := judgetest.New(t, judgetest.Always(judgetest.Timeout))
+	cfg := &Config{LogVerdicts: LogNone, Cases: rubricCases(), Judge: judge.DefaultConfig()}
+	cfg.Judge.Endpoint, cfg.Judge.Model = srv.URL, "fake-judge"
+	cfg.Judge.Timeout, cfg.Judge.TraceTimeout = time.Minute, 100*time.Millisecond
+	h := newHarness(t, cfg)
+	began := time.Now()
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), readCapture(t, "strands-agent-tool")))
+	require.Less(t, time.Since(began), 10*time.Second)
+	require.NoError(t, h.exp.Shutdown(context.Background()))
+	for _, r := range h.results(t) {
+		if r.Axis == rules.AxisDispatch {
+			require.Equal(t, rules.Error, r.Outcome)
+			require.True(t, strings.HasPrefix(r.Message, "judge error: no answer within the trace's time for judging"), r.Message)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package judge
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"regexp"
+	"strings"
+	"text/template"
+	"unicode/utf8"
+)
+
+// TemplateVersion names the prompt template in use (prompts/<version>.tmpl). It is part
+// of every cache key and shown in reports, so verdicts of different templates are never
+// mixed up.
+const TemplateVersion = "handoff_v1"
+
+//go:embed prompts/*.tmpl
+var promptFiles embed.FS
+
+var prompt = template.Must(template.New(TemplateVersion).ParseFS(promptFiles, "prompts/"+TemplateVersion+".tmpl"))
+
+// Field is one piece of captured content shown to the judge, e.g. scope_prompt.
+type Field struct {
+	Name string
+	Text string
+}
+
+// Request is one grading: a rubric and the content it reads.
+type Request struct {
+	// Rubric names the rubric (e.g. ScopeFidelity, GROUNDEDNESS).
+	Rubric string
+	// Criteria is the rubric's text.
+	Criteria string
+	// Fields is the content, in the order shown.
+	Fields []Field
+}
+
+// fieldName keeps field names usable as delimiters.
+var fieldName = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// render produces the system and user messages of a request whose fields are already
+// prepared (redacted, limited).
+func render(req Request) (system, user string, err error) {
+	var sb, ub bytes.Buffer
+	if err := prompt.ExecuteTemplate(&sb, "system", req); err != nil {
+		return "", "", fmt.Errorf("render judge prompt: %w", err)
+	}
+	if err := prompt.ExecuteTemplate(&ub, "user", req); err != nil {
+		return "", "", fmt.Errorf("render judge prompt: %w", err)
+	}
+	return sb.String(), ub.String(), nil
+}
+
+// prepare redacts and size-limits every field, and neutralizes the field's closing
+// delimiter inside its content (so content cannot close its own block and pose as
+// instructions).
+func (c *Client) prepare(req Request) Request {
+	out := Request{Rubric: oneLine(req.Rubric), Criteria: c.clean(req.Criteria, c.cfg.MaxContentBytes)}
+	for _, f := range req.Fields {
+		name := fieldName.ReplaceAllString(strings.ToLower(f.Name), "_")
+		text := c.clean(f.Text, c.cfg.MaxContentBytes)
+		text = strings.ReplaceAll(text, "</"+name+">", "</ "+name+">")
+		out.Fields = append(out.Fields, Field{Name: name, Text: text})
+	}
+	return out
+}
+
+// clean applies the redaction rules (and removes the API key, should content carry it),
+// then the size limit.
+func (c *Client) clean(s string, limit int) string {
+	for _, re := range c.redact {
+		s = re.ReplaceAllString(s, "[REDACTED]")
+	}
+	if c.apiKey != "" {
+		s = strings.ReplaceAll(s, c.apiKey, "[REDACTED]")
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return truncate(s, limit)
+}
+
+// truncate cuts s to at most limit bytes at a UTF-8 boundary, marking the cut.
+func truncate(s string, limit int) string {
+	if limit <= 0 || len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" [truncated %d bytes]", len(s)-cut)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

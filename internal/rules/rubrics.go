@@ -1,0 +1,95 @@
+package rules
+
+import "strings"
+
+// The four handoff rubrics of seed 004, the axes of the CI gates.
+const (
+	AxisDispatch    = "DispatchCorrectness"
+	AxisScope       = "ScopeFidelity"
+	AxisIntegration = "ResultIntegration"
+	AxisRecovery    = "RecoveryOnError"
+)
+
+// Axes lists the rubric axes in report order.
+var Axes = []string{AxisDispatch, AxisScope, AxisIntegration, AxisRecovery}
+
+// RubricGroundedness is the seed-000 rubric type of EXPECT_HANDOFF_CONTEXT.
+const RubricGroundedness = "GROUNDEDNESS"
+
+// BuiltinRubrics are the judge's rubric texts (after seed 004's CustomLLMJudge rubrics).
+// A rubric of the same name under the exporter's rubrics: replaces one.
+var BuiltinRubrics = map[string]string{
+	AxisDispatch: "Given the sender's pre-handoff state, the handoff call (target, scope prompt, allowed tools) and " +
+		"the receiver catalog, score whether the sender picked the right receiver, scoped the prompt tightly enough " +
+		"that the receiver did not have to guess, granted no more tools than the task needs, and was right to " +
+		"dispatch rather than answer inline.",
+	AxisScope: "Given the dispatched scope prompt, the allowed tools and the receiver's turn, score whether the " +
+		"receiver stayed inside the scope. Penalise tools outside the allowed subset, work outside the scope (a " +
+		"planner that drafts, a critic that plans, a validator that codes), and fabricated context the dispatch " +
+		"did not supply, such as a reference to an agreement or a turn that does not exist.",
+	AxisIntegration: "Given the receiver's return value and the sender's next step, score whether the sender read " +
+		"the return value, propagated its constraints and let it change the plan, rather than regenerating the " +
+		"work inline, ignoring a returned constraint, or contradicting the receiver's conclusion without " +
+		"justification.",
+	AxisRecovery: "Given the error on the handoff's round trip (timeout, tool error, guardrail block, refusal) and " +
+		"what happened next, score whether it was handled: retried with a tighter scope, fallen back, escalated, " +
+		"or surfaced as a failure. A silently swallowed error scores 0, and so does continuing with the missing " +
+		"artifact; retries that loop on the same scope score as failures unless the error is genuinely transient.",
+	RubricGroundedness: "Score whether the handoff content is grounded: every fact, identifier and constraint the " +
+		"sender passes to the receiver is supported by what the sender had been given or had retrieved, nothing " +
+		"is invented, and nothing the criteria require is missing.",
+}
+
+// RubricTypes lists the rubricType values EXPECT_HANDOFF_CONTEXT accepts.
+func RubricTypes() []string {
+	out := append([]string{RubricGroundedness}, Axes...)
+	return out
+}
+
+// canonicalAxis maps a rubric name (ScopeFidelity, SCOPE_FIDELITY, scope_fidelity) to its
+// axis.
+func canonicalAxis(name string) (string, bool) {
+	key := strings.ToLower(strings.ReplaceAll(name, "_", ""))
+	for _, a := range Axes {
+		if strings.ToLower(a) == key {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// canonicalRubricType maps a rubricType to GROUNDEDNESS or one of the axes.
+func canonicalRubricType(name string) (string, bool) {
+	if strings.EqualFold(name, RubricGroundedness) {
+		return RubricGroundedness, true
+	}
+	return canonicalAxis(name)
+}
+
+// stepAxes is the rubrics an EXPECT_HANDOFF_RUBRICS step grades, in report order.
+func stepAxes(s StepConfig) []string {
+	if len(s.Rubrics) == 0 {
+		return Axes
+	}
+	want := map[string]bool{}
+	for _, r := range s.Rubrics {
+		if a, ok := canonicalAxis(r); ok {
+			want[a] = true
+		}
+	}
+	var out []string
+	for _, a := range Axes {
+		if want[a] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// rubricText is the text of a rubric: a named one from the config, else the built-in.
+func rubricText(named map[string]string, name string) string {
+	if t, ok := named[name]; ok {
+		return t
+	}
+	return BuiltinRubrics[name]
+}
