@@ -432,14 +432,25 @@ func collectorBinary(t *testing.T) string {
 }
 
 // freePort returns a loopback TCP port that was free a moment ago.
+// handedOut remembers every port freePort gave in this test binary: the kernel may offer a
+// just-closed port again, and two components of one config must not share one.
+var handedOut sync.Map
+
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if _, dup := handedOut.LoadOrStore(port, true); !dup {
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no fresh loopback port after 100 tries")
+	return 0
 }
 
 func writeConfig(t *testing.T, dir string, p configParams) string {

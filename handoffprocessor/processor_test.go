@@ -1110,3 +1110,16 @@ func TestMalformedTraceIsForwardedAndCounted(t *testing.T) {
 	metadatatest.AssertEqualProcessorHandoffBrokenParentLinks(t, tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 	require.NoError(t, p.Shutdown(context.Background()))
 }
+
+// TestRootWithOrphansIsIncomplete: the root arrived, but a span's parent never did (part of
+// the trace went elsewhere, e.g. before a restart): released on the root, marked incomplete.
+func TestRootWithOrphansIsIncomplete(t *testing.T) {
+	sink := new(consumertest.TracesSink)
+	h := newHarness(t, testConfig(), sink, true)
+	id := pcommon.TraceID{7, 7}
+	root, child := pcommon.SpanID{1}, pcommon.SpanID{2}
+	h.consume(oneSpan(id, root, pcommon.SpanID{}, "root"))
+	h.consume(oneSpan(id, child, pcommon.SpanID{9}, "child of a span that never came"))
+	require.NoError(t, h.p.EndOfInput(context.Background()))
+	requireIncomplete(t, sinkSpans(sink), root, reasonOrphans)
+}

@@ -23,11 +23,18 @@ func (p *handoffProcessor) assemble(ctx context.Context, batch []release) (conte
 		began := time.Now()
 		g := agentgraph.Build(t.id, agentgraph.SpansOf(t.data)[t.id], p.graphOpts)
 		added := agentgraph.AppendHandoffs(g, t.data, p.policy)
+		// Complete: the root arrived (and the quiet period passed, or the input ended) and no
+		// span misses its parent. Orphans mean part of the trace is elsewhere: sent before a
+		// restart, or to another instance.
+		reason := r.trigger
 		complete := r.trigger == triggerRoot || (r.trigger == triggerEndOfInput && t.rootSeen)
+		if complete && g.Orphans > 0 {
+			complete, reason = false, reasonOrphans
+		}
 		if !complete && g.RootSpan != nil {
 			attrs := g.RootSpan.Span.Attributes()
 			attrs.PutBool(agentgraph.AttrTraceComplete, false)
-			attrs.PutStr(agentgraph.AttrReleaseReason, r.trigger)
+			attrs.PutStr(agentgraph.AttrReleaseReason, reason)
 		}
 		p.telemetry.released(ctx, releaseStats{
 			trigger:     r.trigger,

@@ -18,6 +18,8 @@ const (
 	triggerShutdown = "shutdown"
 	// triggerEndOfInput: a replay ran out of input (see EndOfInput).
 	triggerEndOfInput = "end_of_input"
+	// reasonOrphans marks a trace released on its root whose spans miss parents.
+	reasonOrphans = "orphans"
 )
 
 // pendingTrace is one buffered trace.

@@ -222,8 +222,12 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 			continue
 		}
 		p, ok := byID[s.ParentID]
-		if !ok || p == s {
+		if !ok {
 			g.Orphans++
+			continue
+		}
+		if p == s {
+			g.BrokenLinks++ // its own parent: a loop of one
 			continue
 		}
 		s.parent = p

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -304,5 +305,10 @@ func TestContentPolicy(t *testing.T) {
 	p := ContentPolicy{MaxBytes: 8}
 	require.Equal(t, "héllo w", p.Apply("héllo world"))
 	require.Equal(t, "abc", ContentPolicy{}.Apply("abc"))
-	require.True(t, strings.HasPrefix(ContentPolicy{}.Apply("ab\xffc"), "ab"))
+	require.Equal(t, "ab\uFFFDc", ContentPolicy{}.Apply("ab\xffc"))
+	// Invalid bytes are replaced before the cap, so the cap holds on what is written.
+	capped := ContentPolicy{MaxBytes: 8}.Apply(strings.Repeat("\x80", 10) + "abc")
+	require.LessOrEqual(t, len(capped), 8)
+	require.Equal(t, "\uFFFDabc", capped, "a run of invalid bytes becomes one U+FFFD")
+	require.Equal(t, "id [REDACTED] ok", ContentPolicy{Redact: []*regexp.Regexp{regexp.MustCompile(`\d{4}`)}}.Apply("id 4242 ok"))
 }

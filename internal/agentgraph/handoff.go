@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -55,8 +56,10 @@ type ContentPolicy struct {
 	Redact []*regexp.Regexp
 }
 
-// Apply redacts and caps one content value.
+// Apply redacts and caps one content value. Invalid UTF-8 becomes U+FFFD first, so the
+// cap (cut back to a rune start) holds on the text that is written.
 func (p ContentPolicy) Apply(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	for _, re := range p.Redact {
 		s = re.ReplaceAllString(s, "[REDACTED]")
 	}
@@ -66,9 +69,6 @@ func (p ContentPolicy) Apply(s string) string {
 			cut--
 		}
 		s = s[:cut]
-	}
-	if !utf8.ValidString(s) {
-		s = string([]rune(s)) // replaces invalid bytes with U+FFFD
 	}
 	return s
 }
