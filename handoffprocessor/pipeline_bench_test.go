@@ -33,7 +33,7 @@ func BenchmarkPipeline(b *testing.B) {
 			map[string]any{"action": "EXPECT_DELEGATION_TO", "agentName": "triage", "maxInvocations": 100},
 		}},
 		map[string]any{"name": "tests", "expected_result": `status == "completed"`,
-			"expected_tool_calls": []any{"get_weather", "get_weather: invocations >= 1"},
+			"expected_tool_calls":    []any{"get_weather", "get_weather: invocations >= 1"},
 			"expected_no_tool_calls": []any{"delete_everything"}, "expected_tool_call_order": []any{"get_weather"}},
 	}}).Unmarshal(ecfg); err != nil {
 		b.Fatal(err)
@@ -87,7 +87,7 @@ func BenchmarkPipeline(b *testing.B) {
 		b.Fatal(err)
 	}
 	_ = exp.Shutdown(context.Background())
-	b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(i*w.Spans/len(w.Templates)), "cpu-ns/span")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(i*w.Spans/len(w.Templates)), "cpu-ns/span")
 }
 
 func forEachSpanOf(rs ptrace.ResourceSpans, fn func(ptrace.Span)) {
