@@ -362,16 +362,25 @@ func durationMs(s *Span) float64 {
 	return float64(en-st) / 1e6
 }
 
-// ignorableError reports framework control flow recorded as errors: LangGraph throws
-// ParentCommand / Command / GraphInterrupt internally on every handoff.
-func ignorableError(e *ErrorInfo) bool {
+// Control-flow exceptions LangGraph records as errors: ParentCommand / Command on every
+// handoff, GraphInterrupt when a run pauses (for a human approval, say).
+const (
+	ControlParentCommand  = "ParentCommand"
+	ControlCommand        = "Command"
+	ControlGraphInterrupt = "GraphInterrupt"
+)
+
+// controlFlow names the control-flow exception an error is, or "".
+func controlFlow(e *ErrorInfo) string {
 	msg := strings.TrimSpace(e.Message)
-	for _, p := range []string{"ParentCommand", "Command(", "GraphInterrupt"} {
-		if strings.Contains(e.Type, p) || strings.HasPrefix(msg, p) {
-			return true
+	for _, c := range []struct{ name, mark string }{
+		{ControlParentCommand, "ParentCommand"}, {ControlCommand, "Command("}, {ControlGraphInterrupt, "GraphInterrupt"},
+	} {
+		if strings.Contains(e.Type, c.mark) || strings.HasPrefix(msg, c.mark) {
+			return c.name
 		}
 	}
-	return false
+	return ""
 }
 
 // measure finds the root invocation, the depth (longest chain of hops) and name cycles.

@@ -22,6 +22,9 @@ type Span struct {
 	// Name is the agent name (agent spans) or tool name (tool spans); else the span name.
 	Name  Value
 	Error *ErrorInfo
+	// ControlFlow names a framework control-flow exception the span recorded as an error
+	// (ControlParentCommand, ControlCommand, ControlGraphInterrupt); Error is then nil.
+	ControlFlow string
 
 	InputTokens, OutputTokens int64
 	HasTokens                 bool
@@ -180,8 +183,11 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 			s.Role, s.RoleSource = classifyRole(s.Span, s.Scope.Name())
 		}
 		s.Error = spanError(s.Span, chains)
-		if s.Error != nil && ignorableError(s.Error) {
-			s.Error = nil // framework control flow recorded as an error, not a failure
+		if s.Error != nil {
+			if cf := controlFlow(s.Error); cf != "" {
+				// Framework control flow recorded as an error: not a failure.
+				s.ControlFlow, s.Error = cf, nil
+			}
 		}
 		if s.Role == RoleAgent {
 			s.Name = agentName(s.Span, chains)

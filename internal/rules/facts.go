@@ -59,11 +59,11 @@ func factsOf(inv *agentgraph.Invocation) runFacts {
 	f := runFacts{status: StatusCompleted, statusWhy: "no error on the agent span"}
 	span := inv.Span
 	switch e := span.Error; {
-	case interrupted(span.Span):
-		// agentgraph drops LangGraph's GraphInterrupt as control flow; for the run's status
-		// it is the pause a human-in-the-loop approval makes.
+	case span.ControlFlow == agentgraph.ControlGraphInterrupt:
+		// Not an error for agentgraph; for the run's status it is the pause a
+		// human-in-the-loop approval makes.
 		f.status, f.statusWhy = StatusAwaitingApproval, "GraphInterrupt on the agent span"
-	case e != nil && !isControlFlow(e):
+	case e != nil:
 		f.status, f.statusWhy = StatusFailed, "error on the agent span ("+e.Source+")"
 		f.err = e.Message
 		if f.err == "" {
@@ -83,39 +83,6 @@ func factsOf(inv *agentgraph.Invocation) runFacts {
 		f.output, f.outputFound, f.outputFrom = contentValue(inv.Output.Text, assistantRoles), true, inv.Output.Source
 	}
 	return f
-}
-
-// interrupted reports a LangGraph GraphInterrupt recorded on the span (status message,
-// error.type, or an exception event).
-func interrupted(s ptrace.Span) bool {
-	const mark = "GraphInterrupt"
-	if s.Status().Code() == ptrace.StatusCodeError && strings.HasPrefix(strings.TrimSpace(s.Status().Message()), mark) {
-		return true
-	}
-	if v, ok := s.Attributes().Get("error.type"); ok && strings.Contains(v.AsString(), mark) {
-		return true
-	}
-	events := s.Events()
-	for i := 0; i < events.Len(); i++ {
-		if events.At(i).Name() != "exception" {
-			continue
-		}
-		if v, ok := events.At(i).Attributes().Get("exception.type"); ok && strings.Contains(v.AsString(), mark) {
-			return true
-		}
-	}
-	return false
-}
-
-// isControlFlow mirrors agentgraph's ignorable errors (which it already drops): LangGraph
-// throws ParentCommand and Command internally on every handoff.
-func isControlFlow(e *agentgraph.ErrorInfo) bool {
-	for _, p := range []string{"ParentCommand", "Command(", "GraphInterrupt"} {
-		if strings.Contains(e.Type, p) || strings.HasPrefix(e.Message, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func awaitingApproval(inv *agentgraph.Invocation) bool {
