@@ -9,11 +9,11 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter/exportertest"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // BenchmarkPipeline is the collector's hot path in process: each trace decoded from
@@ -74,10 +74,7 @@ func BenchmarkPipeline(b *testing.B) {
 		td := req.Traces()
 		var id [16]byte
 		id[0], id[1], id[2], id[15] = byte(i), byte(i>>8), byte(i>>16), 1
-		rss := td.ResourceSpans()
-		for r := 0; r < rss.Len(); r++ {
-			forEachSpanOf(rss.At(r), func(sp ptrace.Span) { sp.SetTraceID(id) })
-		}
+		workload.SetTraceID(td, id)
 		if err := p.ConsumeTraces(context.Background(), td); err != nil {
 			b.Fatal(err)
 		}
@@ -88,14 +85,4 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	_ = exp.Shutdown(context.Background())
 	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(i*w.Spans/len(w.Templates)), "cpu-ns/span")
-}
-
-func forEachSpanOf(rs ptrace.ResourceSpans, fn func(ptrace.Span)) {
-	sss := rs.ScopeSpans()
-	for j := 0; j < sss.Len(); j++ {
-		spans := sss.At(j).Spans()
-		for k := 0; k < spans.Len(); k++ {
-			fn(spans.At(k))
-		}
-	}
 }

@@ -81,6 +81,15 @@ func eachSpan(rs ptrace.ResourceSpans, fn func(ptrace.Span)) {
 	}
 }
 
+// SetTraceID gives every span of td the trace id (a decoded copy of a template gets a
+// fresh one so that it is not a late span of a released trace).
+func SetTraceID(td ptrace.Traces, id pcommon.TraceID) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		eachSpan(rss.At(i), func(sp ptrace.Span) { sp.SetTraceID(id) })
+	}
+}
+
 // Trace returns a copy of template i with a fresh random trace id, split into parts
 // batches (span k goes to batch k mod parts), as separate exporters would send it.
 func (w *Workload) Trace(i int, rng *rand.Rand, parts int) []ptrace.Traces {
