@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +30,8 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/readmetest"
 )
 
 const (
@@ -286,14 +287,9 @@ func TestDeployExamplesValidate(t *testing.T) {
 
 	// The processor README's two-tier snippet (the load_balancing and handoff sections) is a
 	// config the distribution accepts.
-	readme, err := os.ReadFile(filepath.Join("..", "handoffprocessor", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	snippets := 0
-	for _, b := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
-		var sections map[string]any
-		if err := yaml.Unmarshal([]byte(b[1]), &sections); err != nil || sections["load_balancing"] == nil {
+	for _, sections := range readmetest.Maps(t, filepath.Join("..", "handoffprocessor", "README.md")) {
+		if sections["load_balancing"] == nil {
 			continue
 		}
 		snippets++

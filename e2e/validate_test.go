@@ -4,11 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/readmetest"
 )
 
 // TestConfigsValidate runs the built collector's `validate` on every config of config/ and
@@ -28,14 +29,12 @@ func TestConfigsValidate(t *testing.T) {
 	configs = append(configs, examples...)
 	require.NotEmpty(t, configs)
 
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	require.NoError(t, err)
-	for i, b := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
-		if !strings.Contains(b[1], "service:") {
+	for i, b := range readmetest.Blocks(t, filepath.Join("..", "README.md")) {
+		if !strings.Contains(b, "service:") {
 			continue
 		}
 		path := filepath.Join(t.TempDir(), "readme-"+string(rune('a'+i))+".yaml")
-		require.NoError(t, os.WriteFile(path, []byte(b[1]), 0o644))
+		require.NoError(t, os.WriteFile(path, []byte(b), 0o644))
 		configs = append(configs, path)
 	}
 	for _, c := range configs {
