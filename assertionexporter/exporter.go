@@ -123,45 +123,86 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 // spans it marked late belong to a trace already judged and are skipped.
 func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var all []rules.Result
-	byTrace := agentgraph.SpansOf(td)
-	ids := make([]pcommon.TraceID, 0, len(byTrace))
-	for id := range byTrace {
+	scans := scanTraces(td)
+	ids := make([]pcommon.TraceID, 0, len(scans))
+	for id := range scans {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
+	var byTrace map[pcommon.TraceID][]*agentgraph.Span // wrapped only if a graph must be built
 	for _, id := range ids {
-		spans := byTrace[id]
-		kept := spans[:0]
-		complete := true
-		for _, s := range spans {
-			attrs := s.Span.Attributes()
-			if v, ok := attrs.Get(agentgraph.AttrLateSpan); ok && v.Bool() {
-				continue
-			}
-			if v, ok := attrs.Get(agentgraph.AttrTraceComplete); ok && !v.Bool() {
-				complete = false
-			}
-			kept = append(kept, s)
+		sc := scans[id]
+		if sc.late > 0 {
+			e.telemetry.lateSpans(ctx, sc.late)
 		}
-		if late := len(spans) - len(kept); late > 0 {
-			e.telemetry.lateSpans(ctx, late)
-		}
-		if len(kept) == 0 {
+		if sc.kept == 0 {
 			continue
 		}
 		began := time.Now()
-		g := agentgraph.SharedGraph(ctx, id, e.graphOpts, len(kept)) // built by the handoff processor
+		g := agentgraph.SharedGraph(ctx, id, e.graphOpts, sc.kept) // built by the handoff processor
 		if g == nil {
-			g = agentgraph.Build(id, kept, e.graphOpts)
+			if byTrace == nil {
+				byTrace = agentgraph.SpansOf(td)
+			}
+			g = agentgraph.Build(id, withoutLate(byTrace[id]), e.graphOpts)
 		}
-		results := e.eval.EvaluateContext(ctx, g, complete)
-		e.record(ctx, g, complete, time.Since(began), results)
+		results := e.eval.EvaluateContext(ctx, g, sc.complete)
+		e.record(ctx, g, sc.complete, time.Since(began), results)
 		all = append(all, results...)
 	}
 	if e.jsonl != nil && len(all) > 0 {
 		return e.jsonl.Write(all)
 	}
 	return nil
+}
+
+// traceScan is what one pass over a batch learns of each trace, without wrapping spans.
+type traceScan struct {
+	kept, late int
+	complete   bool
+}
+
+// scanTraces counts each trace's spans, its late ones (marked by the processor: their trace
+// was judged already), and whether the processor marked it incomplete.
+func scanTraces(td ptrace.Traces) map[pcommon.TraceID]*traceScan {
+	out := map[pcommon.TraceID]*traceScan{}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				sc := out[sp.TraceID()]
+				if sc == nil {
+					sc = &traceScan{complete: true}
+					out[sp.TraceID()] = sc
+				}
+				attrs := sp.Attributes()
+				if v, ok := attrs.Get(agentgraph.AttrLateSpan); ok && v.Bool() {
+					sc.late++
+					continue
+				}
+				if v, ok := attrs.Get(agentgraph.AttrTraceComplete); ok && !v.Bool() {
+					sc.complete = false
+				}
+				sc.kept++
+			}
+		}
+	}
+	return out
+}
+
+// withoutLate drops the spans marked late.
+func withoutLate(spans []*agentgraph.Span) []*agentgraph.Span {
+	kept := spans[:0]
+	for _, s := range spans {
+		if v, ok := s.Span.Attributes().Get(agentgraph.AttrLateSpan); ok && v.Bool() {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept
 }
 
 // judgeFiles evaluates the cases whose topology reads recorded spans (source FILE), once,
