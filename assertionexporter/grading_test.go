@@ -137,7 +137,7 @@ func TestJudgeQueueFull(t *testing.T) {
 	h := newHarness(t, cfg)
 	ctx := context.Background()
 	require.NoError(t, h.exp.ConsumeTraces(ctx, traceWithID(t, "strands-agent-tool", 1)))
-	<-b.asked // the worker holds trace 1
+	<-b.asked                                                                             // the worker holds trace 1
 	require.NoError(t, h.exp.ConsumeTraces(ctx, traceWithID(t, "strands-agent-tool", 2))) // queued
 	require.NoError(t, h.exp.ConsumeTraces(ctx, traceWithID(t, "strands-agent-tool", 3))) // queue full
 
