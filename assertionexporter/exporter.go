@@ -41,8 +41,8 @@ type assertionExporter struct {
 	// Start failed).
 	run      *report.Run
 	shutdown sync.Once
-	// grading is the queue of traces waiting for the judge and its workers (nil without a
-	// judge, or before Start).
+	// grading is the queue of traces waiting for the judge, and its workers (nil without a
+	// judge).
 	grading *gradingQueue
 	// writeFailures rate-limits the log of failed JSON-lines writes.
 	writeFailures logLimiter
@@ -68,6 +68,8 @@ func newExporter(set exporter.Settings, cfg *Config, opts ...judge.Option) (*ass
 			return nil, err
 		}
 		grader = e.judge
+		// Made here, started in Start: a trace that arrives first waits in the queue.
+		e.grading = newGradingQueue(e, cfg.Judge.QueueSize, cfg.Judge.BlockOnFullQueue)
 	}
 	if e.eval, e.gates, err = cfg.compile(grader); err != nil {
 		return nil, err
@@ -116,9 +118,8 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 	if err := e.judgeFiles(ctx); err != nil {
 		return err
 	}
-	if e.judge != nil {
+	if e.grading != nil {
 		e.telemetry.startQueue()
-		e.grading = newGradingQueue(e, e.cfg.Judge.QueueSize, e.cfg.Judge.BlockOnFullQueue)
 		e.grading.start(e.cfg.Judge.Concurrency)
 	}
 	if len(e.cfg.Cases) == 0 {
