@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"go.opentelemetry.io/collector/confmap"
 
@@ -30,8 +31,16 @@ type Config struct {
 	LogVerdicts string `mapstructure:"log_verdicts"`
 	// Reports are optional report files.
 	Reports ReportsConfig `mapstructure:"reports"`
-	// EvalCostLimit bounds one CEL evaluation (0 = the default limit).
+	// EvalCostLimit bounds one CEL evaluation (0 = the default limit); at most
+	// rules.MaxCostLimit.
 	EvalCostLimit uint64 `mapstructure:"eval_cost_limit"`
+	// EvalTimeout bounds the wall-clock time of one trace's deterministic evaluation (every
+	// case's CEL and Go-side checks); past it the results not reached are errors.
+	EvalTimeout time.Duration `mapstructure:"eval_timeout"`
+	// ShutdownTimeout bounds Shutdown: outstanding gradings are canceled, recorded as
+	// errors and the reports written within it (or the shutdown context's deadline, if
+	// sooner).
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// Chains overrides fallback chains, as in the handoff processor.
 	Chains agentgraph.Chains `mapstructure:"chains"`
 	// Judge is the LLM judge of judge-graded rubrics; without an endpoint there is none and
@@ -61,6 +70,21 @@ type ReportsConfig struct {
 
 var _ confmap.Validator = (*Config)(nil)
 
+// Bounds of the exporter's time budgets.
+const (
+	// maxEvalTimeout: one trace's rules must never hold a release worker for long.
+	maxEvalTimeout = 10 * time.Second
+	// maxShutdownTimeout is Kubernetes' default terminationGracePeriodSeconds; the
+	// processor in front needs its share of it too.
+	maxShutdownTimeout = 30 * time.Second
+)
+
+// Defaults of the exporter's time budgets.
+const (
+	defaultEvalTimeout     = time.Second
+	defaultShutdownTimeout = 5 * time.Second
+)
+
 // Validate checks the whole config, CEL included, at load time.
 func (c *Config) Validate() error {
 	var errs []error
@@ -79,6 +103,17 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("rubrics.%s: the rubric text must not be empty", name))
 		}
 	}
+	if c.EvalCostLimit > rules.MaxCostLimit {
+		errs = append(errs, fmt.Errorf("eval_cost_limit: must be at most %d (0 = the default %d), got %d",
+			rules.MaxCostLimit, rules.DefaultCostLimit, c.EvalCostLimit))
+	}
+	if c.EvalTimeout <= 0 || c.EvalTimeout > maxEvalTimeout {
+		errs = append(errs, fmt.Errorf("eval_timeout: must be positive and at most %s, got %s", maxEvalTimeout, c.EvalTimeout))
+	}
+	if c.ShutdownTimeout <= 0 || c.ShutdownTimeout > maxShutdownTimeout {
+		errs = append(errs, fmt.Errorf("shutdown_timeout: must be positive and at most %s (Kubernetes kills a pod %s after SIGTERM by default), got %s",
+			maxShutdownTimeout, maxShutdownTimeout, c.ShutdownTimeout))
+	}
 	if _, _, err := c.compile(nil); err != nil {
 		errs = append(errs, err)
 	}
@@ -89,7 +124,8 @@ func (c *Config) Validate() error {
 func (c *Config) compile(grader rules.Grader) (*rules.Evaluator, *rules.GateSet, error) {
 	gates, gerr := rules.CompileGates(c.Gates)
 	ev, err := rules.Compile(c.Cases, rules.Options{
-		Defaults: c.Defaults, CostLimit: c.EvalCostLimit, Judge: grader, Rubrics: c.Rubrics, Gates: gates,
+		Defaults: c.Defaults, CostLimit: min(c.EvalCostLimit, rules.MaxCostLimit), Judge: grader, Rubrics: c.Rubrics, Gates: gates,
+		EvalTimeout: c.EvalTimeout,
 	})
 	if err = errors.Join(gerr, err); err != nil {
 		return nil, nil, err

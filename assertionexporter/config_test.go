@@ -31,11 +31,13 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
-				Judge:         judge.DefaultConfig(),
-				Gates:         rules.DefaultGateConfig(),
-				LogVerdicts:   LogAll,
-				EvalCostLimit: 5000,
-				Reports:       ReportsConfig{JSONLines: "/tmp/verdicts.jsonl"},
+				Judge:           judge.DefaultConfig(),
+				Gates:           rules.DefaultGateConfig(),
+				LogVerdicts:     LogAll,
+				EvalCostLimit:   5000,
+				EvalTimeout:     250 * time.Millisecond,
+				ShutdownTimeout: 10 * time.Second,
+				Reports:         ReportsConfig{JSONLines: "/tmp/verdicts.jsonl"},
 				Cases: []rules.CaseConfig{{
 					Name: "weather_delegation",
 					When: `root_agent == "triage" && service_name.startsWith("realclient")`,
@@ -56,7 +58,7 @@ func TestLoadConfig(t *testing.T) {
 		Endpoint: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKeyEnv: "OPENAI_API_KEY",
 		Timeout: 20 * time.Second, Retries: 3, RetryBackoff: time.Second, Concurrency: 8, MaxCalls: 500, BudgetWindow: time.Hour,
 		CacheSize: 4096, Samples: 3, MaxContentBytes: 4096, Redact: []string{`\b(?:\d[ -]?){13,16}\b`},
-		ResponseFormat: judge.FormatJSONSchema, TraceTimeout: time.Minute,
+		ResponseFormat: judge.FormatJSONSchema, TraceTimeout: time.Minute, QueueSize: 200, BlockOnFullQueue: true,
 	}
 	judged.Rubrics = map[string]string{
 		"refund_payload": "The payload carries the order id and the customer's stated reason.",
@@ -134,6 +136,11 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_gate_axis.yaml":       "gates.default.Helpfulness: unknown axis (want one of DispatchCorrectness, ScopeFidelity, ResultIntegration, RecoveryOnError)",
 		"invalid_judge_rubric_id.yaml": `cases[0] (c).steps[1].judgeRubricId: no rubric "refund_paylod" is defined under rubrics: (defined: refund_payload)`,
 		"invalid_rubrics_step.yaml":    `cases[0] (c).steps[1].rubrics[1]: unknown rubric "TaskCompletion"`,
+		// Time and cost bounds.
+		"invalid_eval_cost_limit.yaml":  "eval_cost_limit: must be at most 10000000 (0 = the default 100000), got 18446744073709551615",
+		"invalid_eval_timeout.yaml":     "eval_timeout: must be positive and at most 10s, got 0s",
+		"invalid_shutdown_timeout.yaml": "shutdown_timeout: must be positive and at most 30s",
+		"invalid_judge_queue_size.yaml": "judge.queue_size: must be between 1 and 100000, got 0",
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {

@@ -41,6 +41,11 @@ type assertionExporter struct {
 	// Start failed).
 	run      *report.Run
 	shutdown sync.Once
+	// grading is the queue of traces waiting for the judge, and its workers (nil without a
+	// judge).
+	grading *gradingQueue
+	// writeFailures rate-limits the log of failed JSON-lines writes.
+	writeFailures logLimiter
 }
 
 var _ exporter.Traces = (*assertionExporter)(nil)
@@ -63,6 +68,8 @@ func newExporter(set exporter.Settings, cfg *Config, opts ...judge.Option) (*ass
 			return nil, err
 		}
 		grader = e.judge
+		// Made here, started in Start: a trace that arrives first waits in the queue.
+		e.grading = newGradingQueue(e, cfg.Judge.QueueSize, cfg.Judge.BlockOnFullQueue)
 	}
 	if e.eval, e.gates, err = cfg.compile(grader); err != nil {
 		return nil, err
@@ -111,6 +118,10 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 	if err := e.judgeFiles(ctx); err != nil {
 		return err
 	}
+	if e.grading != nil {
+		e.telemetry.startQueue()
+		e.grading.start(e.cfg.Judge.Concurrency)
+	}
 	if len(e.cfg.Cases) == 0 {
 		e.logger.Warn("assertion exporter has no cases: traces are received but nothing is asserted")
 	}
@@ -119,10 +130,15 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 }
 
 // ConsumeTraces evaluates every case on every trace of td, in trace-id order (so a batch
-// always yields its results in the same order). The handoff processor sends whole traces;
-// spans it marked late belong to a trace already judged and are skipped.
+// always yields its results in the same order), and records the deterministic results at
+// once; a trace's judge gradings go to the grading queue and its graded results are
+// recorded when they are done. The handoff processor sends whole traces; spans it marked
+// late belong to a trace already judged and are skipped, and spans with an all-zero trace
+// id are never judged. It never returns an error: the spans were delivered, and a report
+// that cannot be written is counted and logged instead (a retry would duplicate spans).
 func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var all []rules.Result
+	var jobs []*gradingJob
 	scans := scanTraces(td)
 	ids := make([]pcommon.TraceID, 0, len(scans))
 	for id := range scans {
@@ -132,6 +148,10 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 	var byTrace map[pcommon.TraceID][]*agentgraph.Span // wrapped only if a graph must be built
 	for _, id := range ids {
 		sc := scans[id]
+		if id.IsEmpty() {
+			e.telemetry.zeroTraceID(ctx, sc.kept+sc.late)
+			continue
+		}
 		if sc.late > 0 {
 			e.telemetry.lateSpans(ctx, sc.late)
 		}
@@ -146,14 +166,41 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 			}
 			g = agentgraph.Build(id, withoutLate(byTrace[id]), e.graphOpts)
 		}
-		results := e.eval.EvaluateContext(ctx, g, sc.complete)
-		e.record(ctx, g, sc.complete, time.Since(began), results)
-		all = append(all, results...)
+		ev := e.eval.EvaluateDeferred(ctx, g, sc.complete)
+		if ev.TimedOut {
+			e.telemetry.evalTimedOut(ctx)
+		}
+		if ev.Grading == nil {
+			e.record(ctx, g, sc.complete, time.Since(began), ev.Now)
+		} else {
+			// The run (JUnit, Markdown) takes the trace's results together once graded, so
+			// they keep their config order there.
+			e.recordNow(ctx, sc.complete, time.Since(began), ev.Now)
+			jobs = append(jobs, &gradingJob{g: g, grading: ev.Grading})
+		}
+		all = append(all, ev.Now...)
 	}
-	if e.jsonl != nil && len(all) > 0 {
-		return e.jsonl.Write(all)
+	e.writeJSONLines(ctx, all)
+	for _, j := range jobs {
+		e.grading.enqueue(ctx, j)
 	}
 	return nil
+}
+
+// writeJSONLines appends results to the JSON-lines report; a failure (disk full) is
+// counted and logged, rate-limited, never returned.
+func (e *assertionExporter) writeJSONLines(ctx context.Context, results []rules.Result) {
+	if e.jsonl == nil || len(results) == 0 {
+		return
+	}
+	if err := e.jsonl.Write(results); err != nil {
+		e.telemetry.reportWriteFailed(ctx)
+		if suppressed, ok := e.writeFailures.allow(e.now()); ok {
+			e.logger.Error("assertion exporter could not write the JSON lines report; verdicts are lost from it (counted in exporter_assertion_report_write_failures)",
+				zap.String("path", e.cfg.Reports.JSONLines), zap.Int("results", len(results)),
+				zap.Int("failures_not_logged", suppressed), zap.Error(err))
+		}
+	}
 }
 
 // traceScan is what one pass over a batch learns of each trace, without wrapping spans.
@@ -237,14 +284,35 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 
 // record counts, logs and keeps one trace's results for the reports.
 func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, complete bool, took time.Duration, results []rules.Result) {
+	e.recordNow(ctx, complete, took, results)
+	if e.run != nil {
+		e.run.Add(g, results)
+	}
+}
+
+// recordNow counts and logs a trace's deterministic results, and feeds the gate window.
+func (e *assertionExporter) recordNow(ctx context.Context, complete bool, took time.Duration, results []rules.Result) {
 	e.telemetry.evaluated(ctx, complete, took, results)
+	e.observe(ctx, results)
+}
+
+// observe feeds the gate window and logs results.
+func (e *assertionExporter) observe(ctx context.Context, results []rules.Result) {
 	if scores := e.window.Add(e.now(), results); len(scores) > 0 {
 		e.telemetry.gateScores(ctx, scores)
 	}
 	e.log(results)
+}
+
+// recordGraded records a trace's graded results the way its deterministic ones were, and
+// hands the run every result of the trace, in config order.
+func (e *assertionExporter) recordGraded(ctx context.Context, j *gradingJob, all, graded []rules.Result) {
+	e.telemetry.graded(ctx, graded)
+	e.observe(ctx, graded)
 	if e.run != nil {
-		e.run.Add(g, results)
+		e.run.Add(j.g, all)
 	}
+	e.writeJSONLines(ctx, graded)
 }
 
 // log writes one structured record per result the config asks for, shaped after the GenAI
@@ -287,11 +355,35 @@ func (e *assertionExporter) log(results []rules.Result) {
 	}
 }
 
-// Shutdown closes the JSON-lines report and writes the JUnit and Markdown reports, each
-// atomically (a temporary file renamed into place). Repeated calls do nothing more.
-func (e *assertionExporter) Shutdown(context.Context) error {
+// Drain waits until every queued grading is recorded (or ctx is done). handoffcheck calls
+// it at the end of its input, so its verdict sees every graded result.
+func (e *assertionExporter) Drain(ctx context.Context) error {
+	if e.grading == nil {
+		return nil
+	}
+	return e.grading.drain(ctx)
+}
+
+// Drainer is implemented by the assertion exporter: Drain waits for the grading queue to
+// empty.
+type Drainer interface {
+	Drain(ctx context.Context) error
+}
+
+var _ Drainer = (*assertionExporter)(nil)
+
+// Shutdown cancels the outstanding gradings (queued ones are never sent, requests in
+// flight are canceled) and records their results as errors ("shut down before grading"),
+// then closes the JSON-lines report and writes the JUnit and Markdown reports, each
+// atomically (a temporary file renamed into place). It returns within shutdown_timeout
+// (or ctx's deadline, if sooner) plus the time to write the reports. Repeated calls do
+// nothing more.
+func (e *assertionExporter) Shutdown(ctx context.Context) error {
 	var errs []error
 	e.shutdown.Do(func() {
+		if e.grading != nil {
+			e.grading.stop(ctx, e.cfg.ShutdownTimeout)
+		}
 		e.telemetry.shutdown()
 		if e.judge != nil {
 			e.judge.Close()

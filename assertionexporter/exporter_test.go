@@ -65,12 +65,24 @@ func newHarness(t *testing.T, cfg *Config) *harness {
 	set.Logger = zap.New(core)
 	h := &harness{tt: tt, logs: logs, out: filepath.Join(t.TempDir(), "verdicts.jsonl")}
 	cfg.Reports.JSONLines = h.out
+	withTimeouts(cfg)
 	require.NoError(t, cfg.Validate())
 	exp, err := newExporter(set, cfg)
 	require.NoError(t, err)
 	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
 	h.exp = exp
 	return h
+}
+
+// withTimeouts gives a config built as a literal the factory's time budgets.
+func withTimeouts(cfg *Config) *Config {
+	if cfg.EvalTimeout == 0 {
+		cfg.EvalTimeout = defaultEvalTimeout
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = defaultShutdownTimeout
+	}
+	return cfg
 }
 
 func (h *harness) results(t *testing.T) []rules.Result {
@@ -269,7 +281,7 @@ func TestFileSource(t *testing.T) {
 	bad := rules.CaseConfig{Name: "missing", Steps: []rules.StepConfig{
 		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: "no/such/spans.json"},
 	}}
-	cfg := &Config{LogVerdicts: LogFailures, Cases: []rules.CaseConfig{bad}}
+	cfg := withTimeouts(&Config{LogVerdicts: LogFailures, Cases: []rules.CaseConfig{bad}})
 	require.NoError(t, cfg.Validate())
 	exp, err := newExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
 	require.NoError(t, err)

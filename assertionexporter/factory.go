@@ -18,7 +18,10 @@ func NewFactory() exporter.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{LogVerdicts: LogFailures, Judge: judge.DefaultConfig(), Gates: rules.DefaultGateConfig()}
+	return &Config{
+		LogVerdicts: LogFailures, Judge: judge.DefaultConfig(), Gates: rules.DefaultGateConfig(),
+		EvalTimeout: defaultEvalTimeout, ShutdownTimeout: defaultShutdownTimeout,
+	}
 }
 
 func createTraces(_ context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {

@@ -101,7 +101,11 @@ func TestRubricsWithJudge(t *testing.T) {
 	h := newHarness(t, cfg)
 	ctx := context.Background()
 	require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool")))
+	// Gradings run off ConsumeTraces: the first trace's answers must be in the cache before
+	// the second trace asks.
+	require.NoError(t, h.exp.Drain(ctx))
 	require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool"))) // the same content: cached
+	require.NoError(t, h.exp.Drain(ctx))
 	require.NoError(t, h.exp.Shutdown(ctx))
 
 	got := map[string]rules.Result{}
@@ -157,7 +161,7 @@ func TestRubricsWithJudge(t *testing.T) {
 // TestJudgeKeyMissing: a judge whose key variable is unset stops the exporter's creation,
 // naming the variable.
 func TestJudgeKeyMissing(t *testing.T) {
-	cfg := &Config{LogVerdicts: LogFailures, Judge: judge.DefaultConfig()}
+	cfg := withTimeouts(&Config{LogVerdicts: LogFailures, Judge: judge.DefaultConfig()})
 	cfg.Judge.Endpoint, cfg.Judge.Model, cfg.Judge.APIKeyEnv = "http://127.0.0.1:1/v1", "m", "NO_SUCH_JUDGE_KEY_VAR"
 	require.NoError(t, cfg.Validate(), "validation does not read the environment")
 	_, err := newExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
@@ -175,6 +179,8 @@ func TestJudgeDoesNotBlockForever(t *testing.T) {
 	began := time.Now()
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), readCapture(t, "strands-agent-tool")))
 	require.Less(t, time.Since(began), 10*time.Second)
+	// The grading runs off ConsumeTraces; wait for its trace_timeout to end it.
+	require.NoError(t, h.exp.Drain(context.Background()))
 	require.NoError(t, h.exp.Shutdown(context.Background()))
 	for _, r := range h.results(t) {
 		if r.Axis == rules.AxisDispatch {

@@ -101,6 +101,9 @@ func (t *telemetry) start(cases map[string][]string) {
 	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, completeAttr(true))
 	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, completeAttr(false))
 	t.tb.ExporterAssertionLateSpans.Add(ctx, 0)
+	t.tb.ExporterAssertionReportWriteFailures.Add(ctx, 0)
+	t.tb.ExporterAssertionEvalTimeouts.Add(ctx, 0)
+	t.tb.ExporterAssertionZeroTraceIDSpans.Add(ctx, 0)
 }
 
 func (t *telemetry) shutdown() { t.tb.Shutdown() }
@@ -116,4 +119,50 @@ func (t *telemetry) evaluated(ctx context.Context, complete bool, took time.Dura
 	for _, r := range results {
 		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, evalAttrs(r.Case, r.Step, r.Outcome))
 	}
+}
+
+// Reasons of the judge_not_graded metric.
+const (
+	notGradedQueueFull = "queue_full"
+	notGradedShutdown  = "shutdown"
+)
+
+func reasonAttr(reason string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reason)))
+}
+
+// startQueue zero-initializes the grading queue's series.
+func (t *telemetry) startQueue() {
+	ctx := context.Background()
+	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, 0, reasonAttr(notGradedQueueFull))
+	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, 0, reasonAttr(notGradedShutdown))
+	t.tb.ExporterAssertionJudgeQueueSize.Add(ctx, 0)
+}
+
+// graded records the results a trace's gradings decided (the trace itself was counted
+// when its deterministic results were).
+func (t *telemetry) graded(ctx context.Context, results []rules.Result) {
+	for _, r := range results {
+		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, evalAttrs(r.Case, r.Step, r.Outcome))
+	}
+}
+
+func (t *telemetry) notGraded(ctx context.Context, reason string, results int) {
+	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, int64(results), reasonAttr(reason))
+}
+
+func (t *telemetry) queued(ctx context.Context, delta int) {
+	t.tb.ExporterAssertionJudgeQueueSize.Add(ctx, int64(delta))
+}
+
+func (t *telemetry) reportWriteFailed(ctx context.Context) {
+	t.tb.ExporterAssertionReportWriteFailures.Add(ctx, 1)
+}
+
+func (t *telemetry) evalTimedOut(ctx context.Context) {
+	t.tb.ExporterAssertionEvalTimeouts.Add(ctx, 1)
+}
+
+func (t *telemetry) zeroTraceID(ctx context.Context, spans int) {
+	t.tb.ExporterAssertionZeroTraceIDSpans.Add(ctx, int64(spans))
 }

@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
@@ -138,4 +140,35 @@ func TestGateWithJudge(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(summary), "Judge: `fake-judge`, prompt template `handoff_v1`, temperature 0, 1 sample per verdict (majority).")
 	require.Equal(t, 3, srv.Count(), "2 ScopeFidelity, 1 RecoveryOnError (the trace without an error is not sent)")
+}
+
+// TestReplayWaitsForEveryGrading: with a one-trace grading queue and one worker, a replay
+// still grades every trace before its verdict (a full queue makes it wait, never turns
+// results into errors), and its report has each graded result.
+func TestReplayWaitsForEveryGrading(t *testing.T) {
+	srv := judgetest.New(t, func(judgetest.Request, int) judgetest.Reply {
+		r := judgetest.Fixture(judgetest.Pass)
+		r.Delay = 20 * time.Millisecond // slower than the replay feeds traces: the queue fills
+		return r
+	})
+	var traces []*tr.Trace
+	for i := range 6 {
+		traces = append(traces, flightTrace(byte(0x60+i), "retried"))
+	}
+	files := writeTraces(t, traces...)
+	cfg := gatedConfig(t, "    judge: {endpoint: '"+srv.URL+"', model: fake-judge, retries: 0, concurrency: 1, queue_size: 1, cache_size: 0}")
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	code, stdout, stderr := runCmd(t, append([]string{"replay", "--config", cfg, "--json", out}, files...)...)
+	require.Equal(t, exitPass, code, stdout+stderr)
+	results, err := readResults(out)
+	require.NoError(t, err)
+	graded := 0
+	for _, r := range results {
+		require.NotEqual(t, rules.Error, r.Outcome, r.Message)
+		if r.Judge != nil {
+			graded++
+		}
+	}
+	require.Equal(t, 12, graded, "ScopeFidelity and RecoveryOnError on each of 6 traces")
+	require.Equal(t, 12, srv.Count())
 }

@@ -182,6 +182,9 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 		return nil, err // a report is this run's results only
 	}
 	ecfg.Reports.JSONLines = pl.results
+	// A replay grades every trace: a full grading queue makes the replay wait, never turns
+	// results into errors.
+	ecfg.Judge.BlockOnFullQueue = true
 	// Report paths on the command line win over the config's; the config's still apply.
 	if o.junit != "" {
 		ecfg.Reports.JUnit = o.junit
@@ -240,11 +243,14 @@ func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config)
 	return nil
 }
 
-// finish completes every buffered trace, stops the components (reports are written on
-// the exporter's shutdown) and reads the verdicts back.
+// finish completes every buffered trace, waits for the exporter's gradings, stops the
+// components (reports are written on the exporter's shutdown) and reads the verdicts back.
 func (pl *pipeline) finish(ctx context.Context) ([]rules.Result, error) {
 	err := pl.proc.(handoffprocessor.EndOfInput).EndOfInput(ctx)
-	err = errors.Join(err, pl.proc.Shutdown(ctx), pl.exp.Shutdown(ctx))
+	err = errors.Join(err, pl.proc.Shutdown(ctx))
+	// Gradings run off the exporter's hot path: wait for every one before its shutdown
+	// (which would cancel them) and before the verdict.
+	err = errors.Join(err, pl.exp.(assertionexporter.Drainer).Drain(ctx), pl.exp.Shutdown(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -68,9 +68,20 @@ type Config struct {
 	// TraceTimeout bounds all judge calls of one trace together; 0 = only the per-request
 	// bounds apply.
 	TraceTimeout time.Duration `mapstructure:"trace_timeout"`
+	// QueueSize bounds the traces waiting for their gradings (the assertion exporter's
+	// grading queue, served by Concurrency workers); a trace arriving at a full queue has
+	// its judge-graded results end in error, unless BlockOnFullQueue.
+	QueueSize int `mapstructure:"queue_size"`
+	// BlockOnFullQueue makes a trace arriving at a full queue wait for room instead (the
+	// pipeline in front waits too). handoffcheck sets it: a CI replay grades every trace.
+	BlockOnFullQueue bool `mapstructure:"block_on_full_queue"`
 
 	_ struct{}
 }
+
+// MaxQueueSize bounds judge.queue_size: each queued trace keeps its delegation graph (and
+// so its spans) in memory until graded.
+const MaxQueueSize = 100_000
 
 // DefaultConfig is the judge's default configuration (no endpoint: no judge).
 func DefaultConfig() Config {
@@ -85,6 +96,7 @@ func DefaultConfig() Config {
 		MaxContentBytes: 8192,
 		ResponseFormat:  FormatJSONSchema,
 		TraceTimeout:    time.Minute,
+		QueueSize:       1000,
 	}
 }
 
@@ -158,6 +170,9 @@ func (c Config) Validate(prefix string) error {
 	}
 	if c.TraceTimeout < 0 {
 		bad("trace_timeout", "must not be negative, got %s", c.TraceTimeout)
+	}
+	if c.QueueSize < 1 || c.QueueSize > MaxQueueSize {
+		bad("queue_size", "must be between 1 and %d, got %d", MaxQueueSize, c.QueueSize)
 	}
 	return errors.Join(errs...)
 }

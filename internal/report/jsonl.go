@@ -41,10 +41,17 @@ func (j *JSONLines) Write(results []rules.Result) error {
 	enc := json.NewEncoder(j.w)
 	for _, r := range results {
 		if err := enc.Encode(r); err != nil {
+			j.w.Reset(j.f)
 			return err
 		}
 	}
-	return j.w.Flush()
+	if err := j.w.Flush(); err != nil {
+		// bufio keeps a write error for good: drop this batch so the next one is tried
+		// afresh (a disk that was full may have room again).
+		j.w.Reset(j.f)
+		return err
+	}
+	return nil
 }
 
 // Close flushes and closes the file; later calls do nothing.

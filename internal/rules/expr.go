@@ -259,7 +259,7 @@ func compileExpr(env *cel.Env, src string, costLimit uint64, opts cel.EvalOption
 	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("must be a boolean expression, got %s", t)
 	}
-	prg, err := env.Program(checked, cel.CostLimit(costLimit), cel.EvalOptions(opts))
+	prg, err := env.Program(checked, programOptions(costLimit, cel.EvalOptions(opts))...)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (e *expr) residualProgram(res *cel.Ast) (cel.Program, string, error) {
 	if ok {
 		return prg, text, nil
 	}
-	prg, err = e.env.Program(res, cel.CostLimit(e.cost))
+	prg, err = e.env.Program(res, programOptions(e.cost)...)
 	if err != nil {
 		return nil, text, err
 	}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -83,7 +84,8 @@ func (cc *contextCheck) deterministic() bool {
 // handoffContext evaluates an EXPECT_HANDOFF_CONTEXT step on every matching handoff. When
 // the step has a rubric and a judge is configured, every handoff's receiving input is
 // graded after the deterministic checks passed; the returned result is filled in then.
-func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *agentgraph.Graph, jr *judgeRun) *Result {
+func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *agentgraph.Graph, tc *traceCache) *Result {
+	jr := tc.jr
 	check := c.contextChecks[index]
 	var want []string
 	for _, re := range check.requiredOrNil() {
@@ -121,7 +123,7 @@ func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *age
 				s.ToAgent, e.To.Span.ID, strings.Join(e.To.Input.Tried, ", "))
 			return nil
 		}
-		problems = append(problems, check.violations(e)...)
+		problems = append(problems, check.violations(tc.ctx, e)...)
 	}
 	r.Actual = fmt.Sprintf("%d handoffs with captured input", len(edges))
 	if len(problems) > 0 {
@@ -234,7 +236,7 @@ func (cc *contextCheck) forbiddenOrNil() []*regexp.Regexp {
 }
 
 // violations lists what one handoff breaks.
-func (cc *contextCheck) violations(e *agentgraph.Edge) []string {
+func (cc *contextCheck) violations(ctx context.Context, e *agentgraph.Edge) []string {
 	if !cc.deterministic() {
 		return nil
 	}
@@ -261,7 +263,7 @@ func (cc *contextCheck) violations(e *agentgraph.Edge) []string {
 		if tools == nil {
 			tools = []string{}
 		}
-		val, _, err := cc.expr.Eval(map[string]any{
+		val, _, err := cc.expr.ContextEval(ctx, map[string]any{
 			"from": e.From.Name, "to": e.To.Name, "scope_prompt": e.To.Input.Text, "reason": e.Reason.Text,
 			"context_summary": e.Context.Text, "return_value": e.To.Output.Text, "allowed_tools": tools,
 			"payload": payload,

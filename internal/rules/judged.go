@@ -30,6 +30,73 @@ type JudgeVerdict struct {
 	Samples  int     `json:"samples"`
 }
 
+// Reasons a trace's gradings were never answered; their results are errors that say so.
+var (
+	// ErrQueueFull: the grading queue (judge.queue_size) was full when the trace arrived.
+	ErrQueueFull = errors.New("judge queue full (judge.queue_size): not graded")
+	// ErrShutDown: the collector stopped before the judge answered.
+	ErrShutDown = errors.New("shut down before grading")
+)
+
+// Grading is the judge work a trace's evaluation left for later: the trace's gradings and
+// the results they decide. Run or Fail it exactly once.
+type Grading struct {
+	ev *Evaluator
+	jr *judgeRun
+	// all holds every result of the trace in config order; those at pending wait for the
+	// judge (their value is filled in through Result.pending).
+	all     []Result
+	pending []int
+	// before are the pending results as the deterministic parts left them, for Fail.
+	before []Result
+}
+
+// Len is the number of results the judge decides.
+func (gr *Grading) Len() int { return len(gr.pending) }
+
+// Run grades (within the judge's per-trace timeout, bounded by ctx) and returns every
+// result of the trace in config order, and the graded ones alone. A ctx canceled with
+// cause ErrShutDown before or during the gradings makes the unanswered ones errors
+// naming it; nothing is sent once ctx is done.
+func (gr *Grading) Run(ctx context.Context) (all, graded []Result) {
+	if ctx.Err() != nil {
+		return gr.Fail(context.Cause(ctx))
+	}
+	gr.jr.run(ctx, gr.ev.judge)
+	graded = make([]Result, 0, len(gr.pending))
+	for _, i := range gr.pending {
+		gr.all[i] = *gr.all[i].pending
+		graded = append(graded, gr.all[i])
+	}
+	return gr.all, graded
+}
+
+// Fail decides every pending result as an error with reason, without asking the judge.
+// It builds its own results (and reads none a running Run writes), so a caller may give
+// up on a Run stuck in a grader that ignores cancellation.
+func (gr *Grading) Fail(reason error) (all, graded []Result) {
+	all = make([]Result, len(gr.all))
+	pending := make(map[int]int, len(gr.pending))
+	for k, i := range gr.pending {
+		pending[i] = k
+	}
+	graded = make([]Result, 0, len(gr.pending))
+	for i := range all {
+		k, ok := pending[i]
+		if !ok {
+			all[i] = gr.all[i]
+			continue
+		}
+		r := gr.before[k]
+		r.Outcome, r.Score, r.Judge = Error, nil, nil
+		r.Actual = "not graded"
+		r.Message = reason.Error()
+		all[i] = r
+		graded = append(graded, r)
+	}
+	return all, graded
+}
+
 // judgeJob is one grading requested while a trace's steps are evaluated.
 type judgeJob struct {
 	req judge.Request
@@ -80,6 +147,15 @@ func (jr *judgeRun) run(ctx context.Context, g Grader) {
 		}
 		close(next)
 		wg.Wait()
+		// A grading cut short because the collector is stopping says so, rather than
+		// blaming the judge.
+		if cause := context.Cause(ctx); errors.Is(cause, ErrShutDown) {
+			for _, j := range jr.jobs {
+				if j.err != nil {
+					j.err = cause
+				}
+			}
+		}
 	}
 	for _, f := range jr.finish {
 		f()
@@ -100,6 +176,9 @@ func gradeSafely(ctx context.Context, g Grader, req judge.Request) (v judge.Verd
 // judgeOutcome maps a grading error to an outcome: a spent budget skips the part, every
 // other error (timeout, 429 after the retries, off-schema answer) is an error.
 func judgeOutcome(err error) (Outcome, string) {
+	if errors.Is(err, ErrQueueFull) || errors.Is(err, ErrShutDown) {
+		return Error, err.Error()
+	}
 	if errors.Is(err, judge.ErrBudgetExhausted) {
 		return Skipped, "not graded: " + err.Error()
 	}

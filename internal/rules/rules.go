@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/cel"
 
@@ -60,6 +61,20 @@ type Result struct {
 // DefaultCostLimit bounds one CEL evaluation (cel-go cost units).
 const DefaultCostLimit = 100000
 
+// MaxCostLimit is the highest eval_cost_limit accepted: about a tenth of a second of CPU
+// for one evaluation on a 2-core CI machine (cel-go spends roughly 10 ns per cost unit).
+const MaxCostLimit = 10_000_000
+
+// interruptEvery is how many comprehension iterations CEL runs between looks at its
+// context: often enough that eval_timeout stops a long comprehension within microseconds.
+const interruptEvery = 100
+
+// programOptions are the options of every CEL program the rules build: the cost limit,
+// and interruption by the evaluation's context (ContextEval).
+func programOptions(costLimit uint64, extra ...cel.ProgramOption) []cel.ProgramOption {
+	return append([]cel.ProgramOption{cel.CostLimit(costLimit), cel.InterruptCheckFrequency(interruptEvery)}, extra...)
+}
+
 // Evaluator holds compiled cases. It is safe for concurrent use.
 type Evaluator struct {
 	cases []*compiledCase
@@ -69,6 +84,8 @@ type Evaluator struct {
 	// GROUNDEDNESS replaces the built-in text).
 	rubrics map[string]string
 	gates   *GateSet
+	// evalTimeout bounds the deterministic evaluation of one trace (0: no bound).
+	evalTimeout time.Duration
 }
 
 type compiledCase struct {
@@ -136,6 +153,9 @@ type Options struct {
 	Rubrics map[string]string
 	// Gates marks the rubric results a gate decides (Result.Gated).
 	Gates *GateSet
+	// EvalTimeout bounds the wall-clock time of one trace's deterministic evaluation (CEL
+	// and the Go-side checks); past it, the results not reached are errors. 0: no bound.
+	EvalTimeout time.Duration
 }
 
 // Compile validates the cases and compiles their CEL (case conditions and seed-001
@@ -157,7 +177,7 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 		return nil, err
 	}
 	defaults, errs := compileExpectations(envs, "defaults", opts.Defaults.AgentExpectations, costLimit)
-	ev := &Evaluator{judge: opts.Judge, rubrics: opts.Rubrics, gates: opts.Gates}
+	ev := &Evaluator{judge: opts.Judge, rubrics: opts.Rubrics, gates: opts.Gates, evalTimeout: opts.EvalTimeout}
 	for i, c := range cases {
 		cc := &compiledCase{ev: ev, cfg: c, rubricSteps: map[int]*rubricStep{}}
 		for j, s := range c.Steps {
@@ -208,7 +228,7 @@ func compileBool(env *cel.Env, expr string, costLimit uint64) (cel.Program, erro
 	if ast.OutputType() != cel.BoolType {
 		return nil, fmt.Errorf("must be a boolean expression, got %s", ast.OutputType())
 	}
-	return env.Program(ast, cel.CostLimit(costLimit))
+	return env.Program(ast, programOptions(costLimit)...)
 }
 
 // traceVars binds a trace for case conditions.
@@ -246,34 +266,75 @@ func (e *Evaluator) Evaluate(g *agentgraph.Graph, complete bool) []Result {
 
 // EvaluateContext is Evaluate with a context for the judge's calls: the deterministic
 // parts of every case run first, then the trace's gradings (in parallel, bounded by the
-// judge's concurrency and its per-trace timeout).
+// judge's concurrency and its per-trace timeout), waited for.
 func (e *Evaluator) EvaluateContext(ctx context.Context, g *agentgraph.Graph, complete bool) []Result {
+	return e.wait(ctx, e.EvaluateDeferred(ctx, g, complete))
+}
+
+// Evaluation is one trace's evaluation: the results decided at once and the judge's work
+// left for later.
+type Evaluation struct {
+	// Now are the results decided without the judge, in config order.
+	Now []Result
+	// Grading holds the trace's gradings (nil: none); its Run returns every result.
+	Grading *Grading
+	// TimedOut: the evaluation overran eval_timeout; the results it did not reach are
+	// errors ("evaluation exceeded eval_timeout").
+	TimedOut bool
+}
+
+// EvaluateDeferred runs the deterministic parts of every live case that selects the trace,
+// within eval_timeout, and leaves the judge's gradings to the caller (Evaluation.Grading):
+// no judge call is made here.
+func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
+	tc, cancel := e.newTraceCache(ctx, g)
+	defer cancel()
 	var out []Result
-	tc := &traceCache{g: g, jr: &judgeRun{}}
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
 			out = append(out, c.evaluate(tc, complete)...)
 		}
 	}
-	return e.finish(ctx, tc, out)
+	return e.split(tc, out)
 }
 
-// finish runs the trace's gradings and fills in their results.
-func (e *Evaluator) finish(ctx context.Context, tc *traceCache, out []Result) []Result {
-	if e.judge != nil {
-		tc.jr.run(ctx, e.judge)
-	} else {
-		for _, f := range tc.jr.finish {
-			f()
-		}
+// newTraceCache starts one trace's evaluation, bounded by eval_timeout. The bound does not
+// follow ctx's cancellation: a client going away does not turn verdicts into errors.
+func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*traceCache, context.CancelFunc) {
+	ectx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if e.evalTimeout > 0 {
+		ectx, cancel = context.WithTimeoutCause(ectx, e.evalTimeout, fmt.Errorf("evaluation exceeded eval_timeout (%s)", e.evalTimeout))
 	}
-	// Results are filled in place through pointers into per-step slices; collect them.
+	return &traceCache{g: g, jr: &judgeRun{}, ctx: ectx}, cancel
+}
+
+// split separates the results decided now from those a grading decides.
+func (e *Evaluator) split(tc *traceCache, out []Result) Evaluation {
+	ev := Evaluation{TimedOut: tc.ctx.Err() != nil}
+	var gr *Grading
 	for i := range out {
-		if out[i].pending != nil {
-			out[i] = *out[i].pending
+		p := out[i].pending
+		if p == nil {
+			ev.Now = append(ev.Now, out[i])
+			continue
 		}
+		if gr == nil {
+			gr = &Grading{ev: e, jr: tc.jr, all: out}
+		}
+		gr.pending = append(gr.pending, i)
+		gr.before = append(gr.before, *p)
 	}
-	return out
+	ev.Grading = gr
+	return ev
+}
+
+// wait runs an evaluation's gradings now and returns every result in config order.
+func (e *Evaluator) wait(ctx context.Context, ev Evaluation) []Result {
+	if ev.Grading == nil {
+		return ev.Now
+	}
+	all, _ := ev.Grading.Run(ctx)
+	return all
 }
 
 // HasJudge reports whether a judge grades rubrics.
@@ -307,8 +368,9 @@ func (e *Evaluator) EvaluateFileCase(name string, g *agentgraph.Graph) []Result 
 func (e *Evaluator) EvaluateFileCaseContext(ctx context.Context, name string, g *agentgraph.Graph) []Result {
 	for _, c := range e.cases {
 		if c.cfg.Name == name {
-			tc := &traceCache{g: g, jr: &judgeRun{}}
-			return e.finish(ctx, tc, c.evaluate(tc, true))
+			tc, cancel := e.newTraceCache(ctx, g)
+			defer cancel()
+			return e.wait(ctx, e.split(tc, c.evaluate(tc, true)))
 		}
 	}
 	return nil
@@ -316,6 +378,9 @@ func (e *Evaluator) EvaluateFileCaseContext(ctx context.Context, name string, g 
 
 // traceCache holds what several cases derive from one trace.
 type traceCache struct {
+	// ctx bounds the deterministic evaluation (eval_timeout); CEL programs and the
+	// Go-side checks stop when it is done.
+	ctx  context.Context
 	g    *agentgraph.Graph
 	vars map[string]any
 	te   *traceEval
@@ -335,6 +400,9 @@ func (tc *traceCache) index() *dagIndex {
 func (c *compiledCase) evaluate(tc *traceCache, complete bool) []Result {
 	g := tc.g
 	base := Result{TraceID: g.TraceID.String(), Case: c.cfg.Name, Complete: complete}
+	if tc.ctx.Err() != nil {
+		return c.notReached(base, tc.ctx, 0, true)
+	}
 	if c.when == nil {
 		if len(g.Invocations) == 0 {
 			return nil
@@ -343,12 +411,15 @@ func (c *compiledCase) evaluate(tc *traceCache, complete bool) []Result {
 		if tc.vars == nil {
 			tc.vars = traceVars(g)
 		}
-		val, _, err := c.when.Eval(tc.vars)
+		val, _, err := c.when.ContextEval(tc.ctx, tc.vars)
 		if err != nil {
 			r := base
 			r.Step, r.Action, r.Outcome = "when", "when", Error
 			r.Expected, r.Actual = c.cfg.When, "evaluation error"
 			r.Message = "case condition failed to evaluate: " + err.Error()
+			if tc.ctx.Err() != nil {
+				r.Message = context.Cause(tc.ctx).Error() + ": case condition not decided: " + err.Error()
+			}
 			return []Result{r}
 		}
 		if selected, ok := val.Value().(bool); !ok || !selected {
@@ -359,6 +430,7 @@ func (c *compiledCase) evaluate(tc *traceCache, complete bool) []Result {
 	if !c.expect.empty() {
 		if tc.te == nil {
 			tc.te = newTraceEval(g)
+			tc.te.deadline = tc.ctx
 		}
 		out = append(out, c.evaluateTestCase(base, tc.te)...)
 	}
@@ -400,6 +472,9 @@ func (c *compiledCase) evaluateSteps(base Result, tc *traceCache) []Result {
 	var out []Result
 	var topo *agentgraph.Graph
 	for i, s := range c.cfg.Steps {
+		if tc.ctx.Err() != nil {
+			return append(out, c.notReached(base, tc.ctx, i, false)...)
+		}
 		if s.Action == ActionRubrics {
 			out = append(out, c.handoffRubrics(base, i, s, topo, tc)...)
 			continue
@@ -415,11 +490,41 @@ func (c *compiledCase) evaluateSteps(base Result, tc *traceCache) []Result {
 		case ActionBudget:
 			budget(&r, s, topo)
 		case ActionContext:
-			if p := c.handoffContext(&r, i, s, topo, tc.jr); p != nil {
+			if p := c.handoffContext(&r, i, s, topo, tc); p != nil {
 				r.pending = p
 			}
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// notReached is an error result for every step of the case from step index from on (and
+// for its test-case assertions when withTestCase): the trace's evaluation ran out of
+// eval_timeout before them.
+func (c *compiledCase) notReached(base Result, ctx context.Context, from int, withTestCase bool) []Result {
+	var out []Result
+	mk := func(id, action, expected string) {
+		r := base
+		r.Step, r.Action, r.Outcome = id, action, Error
+		r.Expected, r.Actual = expected, "not evaluated"
+		r.Message = context.Cause(ctx).Error() + ": not evaluated"
+		out = append(out, r)
+	}
+	for i := from; i < len(c.cfg.Steps); i++ {
+		s := c.cfg.Steps[i]
+		if s.Action == ActionRubrics {
+			for _, a := range stepAxes(s) {
+				mk(s.ID(i)+"."+a, ActionRubrics, rubricExpected[a])
+			}
+			continue
+		}
+		mk(s.ID(i), s.Action, "")
+	}
+	if withTestCase {
+		for _, ref := range c.expect.steps("") {
+			mk(ref.id, ref.action, ref.expected)
+		}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,10 +171,13 @@ type traceEval struct {
 	g     *agentgraph.Graph
 	ctx   map[string]any
 	facts map[*agentgraph.Invocation]runFacts
+	// deadline bounds the evaluation (eval_timeout): CEL is evaluated under it and each
+	// agent's assertions check it first.
+	deadline context.Context
 }
 
 func newTraceEval(g *agentgraph.Graph) *traceEval {
-	return &traceEval{g: g, ctx: contextOf(g), facts: map[*agentgraph.Invocation]runFacts{}}
+	return &traceEval{g: g, ctx: contextOf(g), facts: map[*agentgraph.Invocation]runFacts{}, deadline: context.Background()}
 }
 
 func (te *traceEval) factsOf(inv *agentgraph.Invocation) runFacts {
@@ -188,6 +192,16 @@ func (te *traceEval) factsOf(inv *agentgraph.Invocation) runFacts {
 // evalExpectations evaluates c on invocation inv; step ids start with prefix.
 func (te *traceEval) evalExpectations(base Result, inv *agentgraph.Invocation, c *compiledExpectations, prefix string) []Result {
 	var out []Result
+	if te.deadline.Err() != nil {
+		for _, ref := range c.steps(prefix) {
+			r := base
+			r.Step, r.Action, r.Outcome = ref.id, ref.action, Error
+			r.Expected, r.Actual = ref.expected, "not evaluated"
+			r.Message = context.Cause(te.deadline).Error() + ": not evaluated"
+			out = append(out, r)
+		}
+		return out
+	}
 	mk := func(id, action string) Result {
 		r := base
 		r.Step, r.Action = id, action
@@ -243,7 +257,7 @@ func (te *traceEval) evalResult(r *Result, inv *agentgraph.Invocation, e *expr) 
 		setError(r, "expected_result of agent %s could not be evaluated: %v", inv.Name, err)
 		return
 	}
-	val, _, err := e.prg.Eval(act)
+	val, _, err := e.prg.ContextEval(te.deadline, act)
 	if err != nil {
 		setError(r, "expected_result of agent %s could not be evaluated: %v%s", inv.Name, err, contextHint(err, te.ctx, e))
 		return
@@ -309,7 +323,7 @@ func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compile
 			setError(r, "%s: %v", tool, err)
 			return
 		}
-		val, det, err := e.prg.Eval(act)
+		val, det, err := e.prg.ContextEval(te.deadline, act)
 		if err != nil {
 			r.Spans = []string{tc.Span.ID.String()}
 			setError(r, "%s call %d of %d (span %s) could not be evaluated against `%s`: %v%s%s",
@@ -381,7 +395,7 @@ func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compile
 			setError(r, "%s: %v", tool, err)
 			return
 		}
-		val, _, err := e.prg.Eval(act)
+		val, _, err := e.prg.ContextEval(te.deadline, act)
 		if err != nil {
 			setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.src, err, contextHint(err, te.ctx, e))
 			return
@@ -411,7 +425,7 @@ func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compile
 		if res.prg == nil {
 			continue // the call matched outright (true)
 		}
-		val, _, err := res.prg.Eval(map[string]any{"invocations": int64(n), "context": te.ctx})
+		val, _, err := res.prg.ContextEval(te.deadline, map[string]any{"invocations": int64(n), "context": te.ctx})
 		if err != nil {
 			setError(r, "%s: residual `%s` could not be evaluated with invocations = %d: %v", tool, res.text, n, err)
 			return
@@ -800,7 +814,7 @@ func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
 		setError(r, "expected_payload of %s: %v", ch.name, err)
 		return
 	}
-	val, _, err := e.prg.Eval(act)
+	val, _, err := e.prg.ContextEval(te.deadline, act)
 	if err != nil {
 		setError(r, "expected_payload of %s could not be evaluated: %v%s", ch.name, err, contextHint(err, te.ctx, e))
 		return

@@ -23,17 +23,22 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                            metric.Meter
-	mu                               sync.Mutex
-	registrations                    []metric.Registration
-	ExporterAssertionEvalLatency     metric.Int64Histogram
-	ExporterAssertionEvaluations     metric.Int64Counter
-	ExporterAssertionGateScore       metric.Float64Gauge
-	ExporterAssertionGateThreshold   metric.Float64Gauge
-	ExporterAssertionJudgeCalls      metric.Int64Counter
-	ExporterAssertionJudgeLatency    metric.Float64Histogram
-	ExporterAssertionLateSpans       metric.Int64Counter
-	ExporterAssertionTracesEvaluated metric.Int64Counter
+	meter                                metric.Meter
+	mu                                   sync.Mutex
+	registrations                        []metric.Registration
+	ExporterAssertionEvalLatency         metric.Int64Histogram
+	ExporterAssertionEvalTimeouts        metric.Int64Counter
+	ExporterAssertionEvaluations         metric.Int64Counter
+	ExporterAssertionGateScore           metric.Float64Gauge
+	ExporterAssertionGateThreshold       metric.Float64Gauge
+	ExporterAssertionJudgeCalls          metric.Int64Counter
+	ExporterAssertionJudgeLatency        metric.Float64Histogram
+	ExporterAssertionJudgeNotGraded      metric.Int64Counter
+	ExporterAssertionJudgeQueueSize      metric.Int64UpDownCounter
+	ExporterAssertionLateSpans           metric.Int64Counter
+	ExporterAssertionReportWriteFailures metric.Int64Counter
+	ExporterAssertionTracesEvaluated     metric.Int64Counter
+	ExporterAssertionZeroTraceIDSpans    metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -72,6 +77,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithExplicitBucketBoundaries([]float64{5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000}...),
 	)
 	errs = errors.Join(errs, err)
+	builder.ExporterAssertionEvalTimeouts, err = builder.meter.Int64Counter(
+		"otelcol_exporter_assertion_eval_timeouts",
+		metric.WithDescription("Traces whose deterministic evaluation overran eval_timeout (the results not reached are errors). [Development]"),
+		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterAssertionEvaluations, err = builder.meter.Int64Counter(
 		"otelcol_exporter_assertion_evaluations",
 		metric.WithDescription("Assertion evaluations, by case, step and outcome (pass, fail, error, skipped). [Development]"),
@@ -103,16 +114,40 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithExplicitBucketBoundaries([]float64{50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000}...),
 	)
 	errs = errors.Join(errs, err)
+	builder.ExporterAssertionJudgeNotGraded, err = builder.meter.Int64Counter(
+		"otelcol_exporter_assertion_judge_not_graded",
+		metric.WithDescription("Judge-graded results that ended in error without an answer, by reason (queue_full, shutdown). [Development]"),
+		metric.WithUnit("{results}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAssertionJudgeQueueSize, err = builder.meter.Int64UpDownCounter(
+		"otelcol_exporter_assertion_judge_queue_size",
+		metric.WithDescription("Traces in the grading queue or being graded. [Development]"),
+		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterAssertionLateSpans, err = builder.meter.Int64Counter(
 		"otelcol_exporter_assertion_late_spans",
 		metric.WithDescription("Spans marked late by the handoff processor (their trace was already judged); not evaluated again. [Development]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ExporterAssertionReportWriteFailures, err = builder.meter.Int64Counter(
+		"otelcol_exporter_assertion_report_write_failures",
+		metric.WithDescription("JSON-lines report writes that failed (e.g. disk full); the spans were delivered and the error is not returned to the client. [Development]"),
+		metric.WithUnit("{writes}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterAssertionTracesEvaluated, err = builder.meter.Int64Counter(
 		"otelcol_exporter_assertion_traces_evaluated",
 		metric.WithDescription("Traces evaluated, by completeness (complete = false when the processor released the trace early). [Development]"),
 		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAssertionZeroTraceIDSpans, err = builder.meter.Int64Counter(
+		"otelcol_exporter_assertion_zero_trace_id_spans",
+		metric.WithDescription("Spans with an all-zero trace id; never evaluated. [Development]"),
+		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -21,15 +21,23 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ExporterAssertionEvalLatency.Record(context.Background(), 1)
+	tb.ExporterAssertionEvalTimeouts.Add(context.Background(), 1)
 	tb.ExporterAssertionEvaluations.Add(context.Background(), 1)
 	tb.ExporterAssertionGateScore.Record(context.Background(), 1)
 	tb.ExporterAssertionGateThreshold.Record(context.Background(), 1)
 	tb.ExporterAssertionJudgeCalls.Add(context.Background(), 1)
 	tb.ExporterAssertionJudgeLatency.Record(context.Background(), 1)
+	tb.ExporterAssertionJudgeNotGraded.Add(context.Background(), 1)
+	tb.ExporterAssertionJudgeQueueSize.Add(context.Background(), 1)
 	tb.ExporterAssertionLateSpans.Add(context.Background(), 1)
+	tb.ExporterAssertionReportWriteFailures.Add(context.Background(), 1)
 	tb.ExporterAssertionTracesEvaluated.Add(context.Background(), 1)
+	tb.ExporterAssertionZeroTraceIDSpans.Add(context.Background(), 1)
 	AssertEqualExporterAssertionEvalLatency(t, testTel,
 		[]metricdata.HistogramDataPoint[int64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionEvalTimeouts(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAssertionEvaluations(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
@@ -46,10 +54,22 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualExporterAssertionJudgeLatency(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionJudgeNotGraded(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionJudgeQueueSize(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAssertionLateSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionReportWriteFailures(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAssertionTracesEvaluated(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionZeroTraceIDSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 
