@@ -28,6 +28,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 const (
@@ -117,7 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func replay(ctx context.Context, o options, files []string, stdout, stderr io.Writer) int {
 	pl, err := newPipeline(ctx, o)
 	if err != nil {
-		fmt.Fprintln(stderr, "handoffcheck:", err)
+		printError(stderr, err)
 		return exitUsage
 	}
 	spans := 0
@@ -126,7 +127,8 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 		spans += n
 		if err != nil {
 			pl.abort(ctx)
-			fmt.Fprintln(stderr, "handoffcheck:", err)
+			// One line: a parser may quote the file's content.
+			printLine(stderr, "handoffcheck: %v", err)
 			return exitUsage
 		}
 	}
@@ -137,7 +139,7 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, stderr io.Writer) int {
 	results, err := pl.finish(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "handoffcheck:", err)
+		printError(stderr, err)
 		return exitUsage
 	}
 	if len(results) == 0 {
@@ -170,7 +172,7 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 				mark = " (gated)"
 				gated++
 			}
-			fmt.Fprintf(stdout, "%s %s %s trace %s%s: %s\n", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID, mark, r.Message)
+			printLine(stdout, "%s %s %s trace %s%s: %s", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID, mark, r.Message)
 		}
 		if o.failOn[r.Outcome] && !gatedFail {
 			code = exitFail
@@ -184,14 +186,14 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		switch g.Status {
 		case rules.GatePass:
 			passed++
-			fmt.Fprintf(stdout, "GATE PASS %s\n", g)
+			printLine(stdout, "GATE PASS %s", g)
 		case rules.GateFail:
 			failed++
-			fmt.Fprintf(stdout, "GATE FAIL %s\n", g)
+			printLine(stdout, "GATE FAIL %s", g)
 			code = exitFail
 		case rules.GateInsufficient:
 			few++
-			fmt.Fprintf(stdout, "GATE SKIPPED %s\n", g)
+			printLine(stdout, "GATE SKIPPED %s", g)
 		}
 	}
 	fmt.Fprintf(stdout, "handoffcheck: %d traces, %d assertions\n", len(traces), len(results))
@@ -209,7 +211,7 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		fmt.Fprintln(stdout)
 	}
 	if pl.judge != nil {
-		fmt.Fprintf(stdout, "judge: %s, template %s, temperature 0, %s\n", pl.judge.Model, pl.judge.Template,
+		printLine(stdout, "judge: %s, template %s, temperature 0, %s", pl.judge.Model, pl.judge.Template,
 			plural(pl.judge.Samples, "sample", "samples"))
 	}
 	return code
@@ -220,4 +222,18 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// printLine prints one line of output. Agent names, messages and gate pairs come from span
+// data: escaped, so they cannot end the line, forge another one (a PASS line, a GitHub
+// ::error annotation) or send terminal escapes.
+func printLine(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf(format, args...)))
+}
+
+// printError prints an error, one line per joined error; span data in it (a span file's
+// content quoted by a parser, a judge's reason) is escaped, and every line starts with
+// "handoffcheck: " so no part of it starts a line of its own.
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "handoffcheck: "+textsafe.Lines(err.Error(), "handoffcheck: "))
 }

@@ -140,7 +140,7 @@ const requestTag = 0x0A
 // detect tells the format from the file's first bytes. JSON starts with '{' and holds no raw
 // control bytes (JSON escapes them inside strings; protobuf lengths and tags are full of
 // them). Otherwise each protobuf framing is plausible if its first message fits the bound
-// and the file and starts like a request; when more than one is, the one whose frames tile
+// and starts like a request; when more than one is, the one whose frames tile
 // the whole file wins, in the order 4-byte prefix (the file exporter), varint prefix, single
 // request.
 func detect(f io.ReaderAt, head []byte, size int64) (format, error) {
@@ -155,10 +155,10 @@ func detect(f io.ReaderAt, head []byte, size int64) (format, error) {
 			"export uncompressed (format: proto or json, no compression)")
 	}
 	var plausible []format
-	if n, hlen, ok := prefix(formatDelimited32, head); ok && frameFits(head, n, hlen, size) {
+	if n, hlen, ok := prefix(formatDelimited32, head); ok && framePlausible(head, n, hlen) {
 		plausible = append(plausible, formatDelimited32)
 	}
-	if n, hlen, ok := prefix(formatDelimitedVarint, head); ok && frameFits(head, n, hlen, size) {
+	if n, hlen, ok := prefix(formatDelimitedVarint, head); ok && framePlausible(head, n, hlen) {
 		plausible = append(plausible, formatDelimitedVarint)
 	}
 	if head[0] == requestTag {
@@ -203,10 +203,11 @@ func prefix(fm format, b []byte) (n uint64, hlen int, ok bool) {
 	return n, hlen, hlen > 0
 }
 
-// frameFits: the first message is within the bound and the file, and starts with the
-// request tag (when the head shows it).
-func frameFits(head []byte, n uint64, hlen int, size int64) bool {
-	if n == 0 || n > uint64(maxRequest) || int64(hlen)+int64(n) > size {
+// framePlausible: the first message is within the bound and starts with the request tag
+// (when the head shows it). Whether it fits the file is for tiles: a truncated file is
+// still read as delimited, to name the request where it ends.
+func framePlausible(head []byte, n uint64, hlen int) bool {
+	if n == 0 || n > uint64(maxRequest) {
 		return false
 	}
 	return hlen >= len(head) || head[hlen] == requestTag
