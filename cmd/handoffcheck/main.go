@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
@@ -81,6 +82,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.config == "" {
 		fmt.Fprintln(stderr, "handoffcheck: --config is required")
 		return exitUsage
+	}
+	// Report paths are checked before anything runs (the config's are checked with the
+	// config), so a typo fails at once, not after the whole replay.
+	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junit}, {"--markdown", o.markdown}} {
+		if f.path == "" {
+			continue
+		}
+		if err := assertionexporter.CheckReportPath(f.path); err != nil {
+			printError(stderr, fmt.Errorf("%s: %w", f.flag, err))
+			return exitUsage
+		}
 	}
 	o.failOn = map[rules.Outcome]bool{rules.Fail: true}
 	for _, f := range strings.Split(failOn, ",") {

@@ -241,7 +241,13 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 		"--config is required":                      {"replay", adk},
 		"unknown outcome":                           {"replay", "--config", noProc, "--fail-on", "maybe", adk},
 		"no command given":                          {"run", "--config", noProc},
-		"handoffcheck replay --config":              {"check"},
+		"--junit: directory " + filepath.Join(dir, "nope") + " does not exist": {"replay", "--config", noProc, "--junit", filepath.Join(dir, "nope", "r.xml"), adk},
+		"--json: " + dir + " is a directory, not a file":                       {"replay", "--config", noProc, "--json", dir, adk},
+		"reports.markdown: directory " + filepath.Join(dir, "gone") + " does not exist": {"replay", "--config", config(t, passing+`
+    reports: {markdown: `+filepath.Join(dir, "gone", "r.md")+`}
+`), adk},
+		"steps[0].otelSpansFile: file " + filepath.Join(dir, "traces", "none.json") + " does not exist": {"replay", "--config", fileCase(t, dir, "./traces/none.json")},
+		"handoffcheck replay --config": {"check"},
 	}
 	for want, args := range tests {
 		t.Run(want, func(t *testing.T) {
@@ -250,6 +256,26 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 			require.Contains(t, errOut, want)
 		})
 	}
+}
+
+// fileCase writes a config (in dir) of one case that reads spans from the given file.
+func fileCase(t *testing.T, dir, spans string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "file-case.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`
+receivers: {otlp: {protocols: {http: {}}}}
+processors: {handoff: {}}
+exporters:
+  assertion:
+    cases:
+      - name: recorded
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            source: FILE
+            otelSpansFile: `+spans+`
+service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
+`), 0o644))
+	return cfg
 }
 
 // TestRunWrapsACommand runs this test binary as the "agent under test": it sends a capture
