@@ -50,10 +50,14 @@ const usage = `usage:
   handoffcheck replay --config collector.yaml [flags] [FILE...]
   handoffcheck run --config collector.yaml [flags] -- COMMAND [ARGS...]
 
-Replays span files (OTLP/JSON, collector file-exporter JSON lines, OTLP protobuf) or the spans
-of a command run with OTEL_EXPORTER_OTLP_ENDPOINT pointing at an embedded OTLP receiver, through
-the handoff processor and assertion exporter of the collector config, and exits
-0 (all passed), 1 (an assertion or a gate failed), 2 (config or input error), 3 (the command failed).
+Replays span files or the spans of a command run with OTEL_EXPORTER_OTLP_ENDPOINT pointing at
+an embedded OTLP receiver, through the handoff processor and assertion exporter of the collector
+config, and exits 0 (all passed), 1 (an assertion or a gate failed), 2 (usage, config or input
+error), 3 (the command failed).
+
+Span files (regular files only): OTLP/JSON, JSON lines (the file exporter's default),
+length-delimited OTLP protobuf (the file exporter's format: proto, or varint-delimited), or one
+OTLP protobuf request of at most 256 MiB; one request at most 256 MiB in every format.
 `
 
 // run is main without the process: arguments in, exit code out.
