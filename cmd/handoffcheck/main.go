@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = zapcore.InfoLevel
 	}
 	o.logger = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
-		zapcore.AddSync(stderr), level))
+		zapcore.AddSync(textsafe.Writer(stderr)), level)) // verdict logs carry span data
 
 	rest := fs.Args()
 	if mode == "replay" {

@@ -406,6 +406,16 @@ func TestSpanTextEscaped(t *testing.T) {
 	for _, l := range lines {
 		require.False(t, strings.HasPrefix(strings.TrimSpace(l), "::"), l)
 	}
+
+	// The components' logs (--verbose: the failed assertion's record) too.
+	code, _, errOut = runCmd(t, "replay", "--verbose", "--config", cfg, spans)
+	require.Equal(t, exitFail, code, errOut)
+	require.Contains(t, errOut, `WARN	assertion fail: delegation depth 2 exceeds maxDepth 0 (weather_swarm -> triage\n::error file=x::forged\x1b[2K\u202e -> weather_specialist)`)
+	require.NotContains(t, errOut, "\x1b")
+	require.NotContains(t, errOut, "\u202e")
+	for _, l := range strings.Split(errOut, "\n") {
+		require.False(t, strings.HasPrefix(strings.TrimSpace(l), "::"), l)
+	}
 }
 
 // TestErrorsEscaped: span-file content quoted in an error (here by the JSON parser) stays

@@ -6,6 +6,7 @@ package textsafe
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,13 +20,16 @@ import (
 //     U+2028, U+2029 as \uNNNN;
 //   - bytes that are not UTF-8 as \xNN.
 //
-// Everything else, backslashes included, is kept as it is: the text stays readable, and an
-// escape can be told from the original only where the original held a backslash.
-func Escape(s string) string {
+// Everything else, backslashes included, is kept as it is, so the text stays readable (an
+// escape in the output is ambiguous only where the original held a backslash).
+func Escape(s string) string { return escape(s, false) }
+
+// escape is Escape; keepTabs keeps \t, for a log line whose fields it separates.
+func escape(s string, keepTabs bool) string {
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if unsafe(r, size) {
+		if needsEscape(r, size) && !(keepTabs && r == '\t') {
 			break
 		}
 		i += size
@@ -39,6 +43,8 @@ func Escape(s string) string {
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case keepTabs && r == '\t':
+			b.WriteRune(r)
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\n':
@@ -49,7 +55,7 @@ func Escape(s string) string {
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7F:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafe(r, size):
+		case needsEscape(r, size):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -74,7 +80,27 @@ func Lines(s, prefix string) string {
 	return strings.Join(parts, "\n")
 }
 
-func unsafe(r rune, size int) bool {
+// Writer escapes what is written through it as Escape does, except tabs and the line
+// break that ends each write: for a log encoder that writes one line per entry (zap's
+// console encoder), whose message is not escaped at all and whose fields keep bidi
+// overrides and C1 controls. A line break inside a write is escaped: it would start a line.
+func Writer(w io.Writer) io.Writer { return writer{w} }
+
+type writer struct{ w io.Writer }
+
+func (w writer) Write(p []byte) (int, error) {
+	s := string(p)
+	end := ""
+	if strings.HasSuffix(s, "\n") {
+		s, end = s[:len(s)-1], "\n"
+	}
+	if _, err := io.WriteString(w.w, escape(s, true)+end); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func needsEscape(r rune, size int) bool {
 	switch {
 	case r == utf8.RuneError && size == 1:
 		return true

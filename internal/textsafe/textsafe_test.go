@@ -1,6 +1,7 @@
 package textsafe
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -53,4 +54,13 @@ func TestLines(t *testing.T) {
 	for _, line := range strings.Split(got, "\n") {
 		require.False(t, strings.HasPrefix(strings.TrimSpace(line), "::"), line)
 	}
+}
+
+func TestWriter(t *testing.T) {
+	var b bytes.Buffer
+	line := "WARN\tassertion fail: a\n::error::x\t{\"agent\": \"a\u202eb\\n\x1b\"}\n"
+	n, err := Writer(&b).Write([]byte(line))
+	require.NoError(t, err)
+	require.Equal(t, len(line), n)
+	require.Equal(t, "WARN\tassertion fail: a\\n::error::x\t{\"agent\": \"a\\u202eb\\n\\x1b\"}\n", b.String())
 }
