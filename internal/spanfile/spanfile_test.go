@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 const strands = "../../testdata/traces/strands-ok.json"
@@ -130,6 +131,47 @@ func TestSingleRequest(t *testing.T) {
 	_, err = readFile(path, func(ptrace.Traces) error { t.Fatal("emitted an oversized request"); return nil })
 	require.ErrorContains(t, err, path+": one OTLP protobuf request of ")
 	require.ErrorContains(t, err, "over the "+itoa(len(msg)-1)+"-byte limit")
+}
+
+// TestSingleRequestLooksFramed: a request whose first resource_spans is 16 KiB–2 MiB long
+// has a 3-byte length; written in field order (resource first, as most protobuf libraries
+// do; pdata writes scope_spans first), its first 5 bytes also read as a 4-byte prefix
+// (about 160 MiB) before a request tag. The prefixes do not tile the file, so it is read as
+// one request.
+func TestSingleRequestLooksFramed(t *testing.T) {
+	td := perSpan(t)[0]
+	td.ResourceSpans().At(0).Resource().Attributes().PutStr("padding", strings.Repeat("p", 20<<10))
+	msg := resourceFirst(t, marshal(t, td))
+	require.Equal(t, byte(requestTag), msg[0])
+	require.Equal(t, byte(requestTag), msg[4], "the 3-byte length of the first resource_spans, then its resource")
+	st, err := readFile(write(t, "padded.pb", msg), func(ptrace.Traces) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, formatSingleProto, st.format)
+	require.Equal(t, 1, st.spans)
+}
+
+// resourceFirst re-encodes a request of one resource_spans with its fields in field-number
+// order.
+func resourceFirst(t *testing.T, req []byte) []byte {
+	t.Helper()
+	num, typ, n := protowire.ConsumeTag(req)
+	require.Equal(t, protowire.Number(1), num)
+	require.Equal(t, protowire.BytesType, typ)
+	rs, m := protowire.ConsumeBytes(req[n:])
+	require.Equal(t, len(req), n+m, "one resource_spans")
+	fields := map[protowire.Number][]byte{}
+	for len(rs) > 0 {
+		num, _, k := protowire.ConsumeField(rs)
+		require.Greater(t, k, 0)
+		fields[num] = append(fields[num], rs[:k]...)
+		rs = rs[k:]
+	}
+	var ordered []byte
+	for num := protowire.Number(1); num <= 3; num++ {
+		ordered = append(ordered, fields[num]...)
+	}
+	out := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return protowire.AppendBytes(out, ordered)
 }
 
 // TestOversizedFrameRefused: a length prefix over the bound is an error naming the request,
