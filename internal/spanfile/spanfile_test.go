@@ -292,3 +292,23 @@ func TestJSONLinesStream(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// FuzzRead: any bytes are read without a panic, and an error always names the file.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("{\"resourceSpans\": []}"))
+	f.Add(frame32([]byte{requestTag, 0}))
+	f.Add(frameVarint([]byte{requestTag, 2, 0x12, 0}))
+	f.Add([]byte{requestTag, 0x7B, requestTag})
+	f.Add([]byte{0, 0, 0, 0, 0})
+	f.Add([]byte{0xFF, 0xFF, 0xFF, 0xFF, 0x0F, requestTag})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		withMaxRequest(t, 1<<16)
+		path := filepath.Join(dir, "f")
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		_, err := readFile(path, func(ptrace.Traces) error { return nil })
+		if err != nil {
+			require.True(t, strings.HasPrefix(err.Error(), path+": "), err.Error())
+		}
+	})
+}
