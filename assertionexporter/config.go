@@ -152,7 +152,7 @@ func CheckReportPath(path string) error {
 	case !fi.IsDir():
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	if err := writable(dir); err != nil {
+	if err := canCreateIn(dir); err != nil {
 		return fmt.Errorf("directory %s is not writable: %w", dir, err)
 	}
 	if !errors.Is(statErr, os.ErrNotExist) {
