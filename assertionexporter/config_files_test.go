@@ -71,6 +71,7 @@ func TestValidateFiles(t *testing.T) {
 func TestCheckReportPath(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, CheckReportPath(filepath.Join(dir, "r.xml")))
+	t.Chdir(dir)
 	require.NoError(t, CheckReportPath("relative-in-the-working-directory.xml"))
 	require.EqualError(t, CheckReportPath(filepath.Join(dir, "a", "r.xml")), "directory "+filepath.Join(dir, "a")+" does not exist")
 	require.EqualError(t, CheckReportPath(dir), dir+" is a directory, not a file")
