@@ -3,7 +3,10 @@ package assertionexporter
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -117,7 +120,112 @@ func (c *Config) Validate() error {
 	if _, _, err := c.compile(nil); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateFiles()...)
 	return errors.Join(errs...)
+}
+
+// validateFiles checks, without creating, truncating or reading anything, that the report
+// files can be written and the recorded-spans files read, so `otelcol-handoff validate`
+// and handoffcheck refuse what Start would fail on. Relative paths are relative to the
+// working directory, as the exporter opens them (handoffcheck resolves otelSpansFile
+// against the config file's folder before it validates).
+func (c *Config) validateFiles() []error {
+	var errs []error
+	for _, r := range []struct{ field, path string }{
+		{"reports.json_lines", c.Reports.JSONLines},
+		{"reports.junit", c.Reports.JUnit},
+		{"reports.markdown", c.Reports.Markdown},
+	} {
+		if r.path == "" {
+			continue
+		}
+		if err := CheckReportPath(r.path); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.field, err))
+		}
+	}
+	for i, cs := range c.Cases {
+		where := fmt.Sprintf("cases[%d]", i)
+		if cs.Name != "" {
+			where = fmt.Sprintf("cases[%d] (%s)", i, cs.Name)
+		}
+		for j, st := range cs.Steps {
+			if st.Action != rules.ActionTopology || st.Source != rules.SourceFile || st.OtelSpansFile == "" {
+				continue
+			}
+			if err := checkSpansFile(st.OtelSpansFile); err != nil {
+				errs = append(errs, fmt.Errorf("%s.steps[%d].otelSpansFile: %w", where, j, err))
+			}
+		}
+	}
+	return errs
+}
+
+// CheckReportPath reports whether a report can be written at path: its directory exists
+// and is writable, and the path, if it exists, is a writable file, not a directory.
+// Nothing is created or truncated.
+func CheckReportPath(path string) error {
+	fi, statErr := os.Stat(path)
+	if statErr == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory, not a file", path)
+		}
+		if err := writable(path); err != nil {
+			return fmt.Errorf("file %s is not writable: %w", path, err)
+		}
+		return nil
+	}
+	// Not there (or not reachable): the directory says why.
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist", dir)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%s is not a directory", firstFile(dir))
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if err := canCreateIn(dir); err != nil {
+		return fmt.Errorf("directory %s is not writable: %w", dir, err)
+	}
+	if !errors.Is(statErr, os.ErrNotExist) {
+		return statErr
+	}
+	return nil
+}
+
+// firstFile is the nearest ancestor of dir that exists (a file, where a directory should
+// be), or dir.
+func firstFile(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+			return d
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return dir
+		}
+	}
+}
+
+// checkSpansFile: the file exists, is a regular file (spanfile reads nothing else) and can
+// be opened for reading.
+func checkSpansFile(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("file %s does not exist", path)
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("file %s is not readable: %w", path, err)
+	}
+	return f.Close()
 }
 
 // compile builds the gates and the evaluator (with grader as its judge; nil: none).

@@ -277,12 +277,13 @@ func TestFileSource(t *testing.T) {
 		"live ASSERT_AGENT_TOPOLOGY#1 pass ee43",
 	}, got)
 
-	// A file that cannot be read stops the start, naming the case.
+	// A file that cannot be read is a config error, and (gone after validation) stops the
+	// start, naming the case.
 	bad := rules.CaseConfig{Name: "missing", Steps: []rules.StepConfig{
 		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: "no/such/spans.json"},
 	}}
 	cfg := withTimeouts(&Config{LogVerdicts: LogFailures, Cases: []rules.CaseConfig{bad}})
-	require.NoError(t, cfg.Validate())
+	require.EqualError(t, cfg.Validate(), "cases[0] (missing).steps[0].otelSpansFile: file no/such/spans.json does not exist")
 	exp, err := newExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
 	require.NoError(t, err)
 	require.ErrorContains(t, exp.Start(context.Background(), componenttest.NewNopHost()),

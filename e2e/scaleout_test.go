@@ -278,7 +278,10 @@ func TestDeployExamplesValidate(t *testing.T) {
 		}
 		configs[name] = string(raw)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		out, err := exec.CommandContext(ctx, bin, "validate", "--config", path).CombinedOutput()
+		cmd := exec.CommandContext(ctx, bin, "validate", "--config", path)
+		// tier2.yaml writes its report to ${REPORTS_DIR}, which validate checks exists.
+		cmd.Env = append(os.Environ(), "REPORTS_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {
 			t.Errorf("validate %s: %v\n%s", path, err, out)

@@ -23,14 +23,14 @@ import (
 func live(ctx context.Context, o options, command []string, stdout, stderr io.Writer) int {
 	pl, err := newPipeline(ctx, o)
 	if err != nil {
-		fmt.Fprintln(stderr, "handoffcheck:", err)
+		printError(stderr, err)
 		return exitUsage
 	}
 	grpcPort, err1 := freePort()
 	httpPort, err2 := freePort()
 	if err := errors.Join(err1, err2); err != nil {
 		pl.abort(ctx)
-		fmt.Fprintln(stderr, "handoffcheck:", err)
+		printError(stderr, err)
 		return exitUsage
 	}
 	rf := otlpreceiver.NewFactory()
@@ -40,7 +40,7 @@ func live(ctx context.Context, o options, command []string, stdout, stderr io.Wr
 		"http": map[string]any{"endpoint": "127.0.0.1:" + strconv.Itoa(httpPort)},
 	}}).Unmarshal(rcfg); err != nil {
 		pl.abort(ctx)
-		fmt.Fprintln(stderr, "handoffcheck: embedded receiver:", err)
+		printError(stderr, fmt.Errorf("embedded receiver: %w", err))
 		return exitUsage
 	}
 	tel := componenttest.NewNopTelemetrySettings()
@@ -52,7 +52,7 @@ func live(ctx context.Context, o options, command []string, stdout, stderr io.Wr
 	}
 	if err != nil {
 		pl.abort(ctx)
-		fmt.Fprintln(stderr, "handoffcheck: embedded receiver:", err)
+		printError(stderr, fmt.Errorf("embedded receiver: %w", err))
 		return exitUsage
 	}
 
@@ -71,7 +71,7 @@ func live(ctx context.Context, o options, command []string, stdout, stderr io.Wr
 	// The command's exporters flushed before it exited and the receiver answers a request
 	// only once the processor took it: every span it sent is in.
 	if err := recv.Shutdown(ctx); err != nil {
-		fmt.Fprintln(stderr, "handoffcheck: embedded receiver:", err)
+		printError(stderr, fmt.Errorf("embedded receiver: %w", err))
 	}
 	code := verdict(ctx, pl, o, -1, stdout, stderr)
 	if runErr != nil {
@@ -79,7 +79,7 @@ func live(ctx context.Context, o options, command []string, stdout, stderr io.Wr
 		if errors.As(runErr, &exitErr) {
 			fmt.Fprintf(stderr, "handoffcheck: the command failed with exit code %d\n", exitErr.ExitCode())
 		} else {
-			fmt.Fprintf(stderr, "handoffcheck: the command could not run: %v\n", runErr)
+			printError(stderr, fmt.Errorf("the command could not run: %w", runErr))
 		}
 		return exitCommandFailed
 	}

@@ -26,8 +26,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 const (
@@ -48,10 +50,14 @@ const usage = `usage:
   handoffcheck replay --config collector.yaml [flags] [FILE...]
   handoffcheck run --config collector.yaml [flags] -- COMMAND [ARGS...]
 
-Replays span files (OTLP/JSON, collector file-exporter JSON lines, OTLP protobuf) or the spans
-of a command run with OTEL_EXPORTER_OTLP_ENDPOINT pointing at an embedded OTLP receiver, through
-the handoff processor and assertion exporter of the collector config, and exits
-0 (all passed), 1 (an assertion or a gate failed), 2 (config or input error), 3 (the command failed).
+Replays span files or the spans of a command run with OTEL_EXPORTER_OTLP_ENDPOINT pointing at
+an embedded OTLP receiver, through the handoff processor and assertion exporter of the collector
+config, and exits 0 (all passed), 1 (an assertion or a gate failed), 2 (usage, config or input
+error), 3 (the command failed).
+
+Span files (regular files only): OTLP/JSON, JSON lines (the file exporter's default),
+length-delimited OTLP protobuf (the file exporter's format: proto, or varint-delimited), or one
+OTLP protobuf request of at most 256 MiB; one request at most 256 MiB in every format.
 `
 
 // run is main without the process: arguments in, exit code out.
@@ -81,6 +87,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "handoffcheck: --config is required")
 		return exitUsage
 	}
+	// Report paths are checked before anything runs (the config's are checked with the
+	// config), so a typo fails at once, not after the whole replay.
+	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junit}, {"--markdown", o.markdown}} {
+		if f.path == "" {
+			continue
+		}
+		if err := assertionexporter.CheckReportPath(f.path); err != nil {
+			printError(stderr, fmt.Errorf("%s: %w", f.flag, err))
+			return exitUsage
+		}
+	}
 	o.failOn = map[rules.Outcome]bool{rules.Fail: true}
 	for _, f := range strings.Split(failOn, ",") {
 		switch strings.TrimSpace(f) {
@@ -99,7 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = zapcore.InfoLevel
 	}
 	o.logger = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
-		zapcore.AddSync(stderr), level))
+		zapcore.AddSync(textsafe.Writer(stderr)), level)) // verdict logs carry span data
 
 	rest := fs.Args()
 	if mode == "replay" {
@@ -117,7 +134,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func replay(ctx context.Context, o options, files []string, stdout, stderr io.Writer) int {
 	pl, err := newPipeline(ctx, o)
 	if err != nil {
-		fmt.Fprintln(stderr, "handoffcheck:", err)
+		printError(stderr, err)
 		return exitUsage
 	}
 	spans := 0
@@ -126,7 +143,8 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 		spans += n
 		if err != nil {
 			pl.abort(ctx)
-			fmt.Fprintln(stderr, "handoffcheck:", err)
+			// One line: a parser may quote the file's content.
+			printLine(stderr, "handoffcheck: %v", err)
 			return exitUsage
 		}
 	}
@@ -137,7 +155,7 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, stderr io.Writer) int {
 	results, err := pl.finish(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "handoffcheck:", err)
+		printError(stderr, err)
 		return exitUsage
 	}
 	if len(results) == 0 {
@@ -170,7 +188,7 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 				mark = " (gated)"
 				gated++
 			}
-			fmt.Fprintf(stdout, "%s %s %s trace %s%s: %s\n", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID, mark, r.Message)
+			printLine(stdout, "%s %s %s trace %s%s: %s", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID, mark, r.Message)
 		}
 		if o.failOn[r.Outcome] && !gatedFail {
 			code = exitFail
@@ -184,14 +202,14 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		switch g.Status {
 		case rules.GatePass:
 			passed++
-			fmt.Fprintf(stdout, "GATE PASS %s\n", g)
+			printLine(stdout, "GATE PASS %s", g)
 		case rules.GateFail:
 			failed++
-			fmt.Fprintf(stdout, "GATE FAIL %s\n", g)
+			printLine(stdout, "GATE FAIL %s", g)
 			code = exitFail
 		case rules.GateInsufficient:
 			few++
-			fmt.Fprintf(stdout, "GATE SKIPPED %s\n", g)
+			printLine(stdout, "GATE SKIPPED %s", g)
 		}
 	}
 	fmt.Fprintf(stdout, "handoffcheck: %d traces, %d assertions\n", len(traces), len(results))
@@ -209,7 +227,7 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		fmt.Fprintln(stdout)
 	}
 	if pl.judge != nil {
-		fmt.Fprintf(stdout, "judge: %s, template %s, temperature 0, %s\n", pl.judge.Model, pl.judge.Template,
+		printLine(stdout, "judge: %s, template %s, temperature 0, %s", pl.judge.Model, pl.judge.Template,
 			plural(pl.judge.Samples, "sample", "samples"))
 	}
 	return code
@@ -220,4 +238,18 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// printLine prints one line of output. Agent names, messages and gate pairs come from span
+// data: escaped, so they cannot end the line, forge another one (a PASS line, a GitHub
+// ::error annotation) or send terminal escapes.
+func printLine(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, textsafe.Escape(fmt.Sprintf(format, args...)))
+}
+
+// printError prints an error, one line per joined error; span data in it (a span file's
+// content quoted by a parser, a judge's reason) is escaped, and every line starts with
+// "handoffcheck: " so no part of it starts a line of its own.
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "handoffcheck: "+textsafe.Lines(err.Error(), "handoffcheck: "))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
 
 const (
@@ -193,6 +196,9 @@ func TestBadInput(t *testing.T) {
 		{"JSON that is not OTLP", write("nototlp.json", `{"resourceSpans": "nope"}`), "nototlp.json: request 1 is not OTLP/JSON traces"},
 		{"unknown format", write("x.bin", "\x07\x07garbage"), "x.bin: unknown format"},
 		{"missing file", filepath.Join(dir, "nope.json"), "no such file or directory"},
+		{"a device that never ends", "/dev/zero", "/dev/zero: not a regular file (a character device)"},
+		{"truncated delimited protobuf", write("cut.pb", "\x00\x00\x00\x05\x0a\x00"), "cut.pb: request 1: truncated: the length prefix says 5 bytes, the file has 2 left"},
+		{"single protobuf request over the bound", oversized(t, dir), "huge.pb: one OTLP protobuf request of 268435457 bytes is over the 268435456-byte limit"},
 		{"spans but no agents", "../../testdata/corpus/lf-claude-agent-sdk-langsmith.otlp.json",
 			"nothing was asserted (7 spans read): no case selected any trace"},
 	}
@@ -203,6 +209,16 @@ func TestBadInput(t *testing.T) {
 			require.Contains(t, errOut, tt.want)
 		})
 	}
+}
+
+// oversized is a sparse file one byte over spanfile.MaxRequest that starts like a protobuf
+// request: refused from its size, before it is read.
+func oversized(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "huge.pb")
+	require.NoError(t, os.WriteFile(p, []byte{0x0a}, 0o644))
+	require.NoError(t, os.Truncate(p, spanfile.MaxRequest+1))
+	return p
 }
 
 func TestBadConfig(t *testing.T) {
@@ -225,7 +241,13 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 		"--config is required":                      {"replay", adk},
 		"unknown outcome":                           {"replay", "--config", noProc, "--fail-on", "maybe", adk},
 		"no command given":                          {"run", "--config", noProc},
-		"handoffcheck replay --config":              {"check"},
+		"--junit: directory " + filepath.Join(dir, "nope") + " does not exist": {"replay", "--config", noProc, "--junit", filepath.Join(dir, "nope", "r.xml"), adk},
+		"--json: " + dir + " is a directory, not a file":                       {"replay", "--config", noProc, "--json", dir, adk},
+		"reports.markdown: directory " + filepath.Join(dir, "gone") + " does not exist": {"replay", "--config", config(t, passing+`
+    reports: {markdown: `+filepath.Join(dir, "gone", "r.md")+`}
+`), adk},
+		"steps[0].otelSpansFile: file " + filepath.Join(dir, "traces", "none.json") + " does not exist": {"replay", "--config", fileCase(t, dir, "./traces/none.json")},
+		"handoffcheck replay --config": {"check"},
 	}
 	for want, args := range tests {
 		t.Run(want, func(t *testing.T) {
@@ -234,6 +256,26 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 			require.Contains(t, errOut, want)
 		})
 	}
+}
+
+// fileCase writes a config (in dir) of one case that reads spans from the given file.
+func fileCase(t *testing.T, dir, spans string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "file-case.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`
+receivers: {otlp: {protocols: {http: {}}}}
+processors: {handoff: {}}
+exporters:
+  assertion:
+    cases:
+      - name: recorded
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            source: FILE
+            otelSpansFile: `+spans+`
+service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
+`), 0o644))
+	return cfg
 }
 
 // TestRunWrapsACommand runs this test binary as the "agent under test": it sends a capture
@@ -337,4 +379,59 @@ func TestSeed000Verbatim(t *testing.T) {
 		"FAIL refund_swarm_live EXPECT_AGENT_BUDGET#4 "+broken+"refund_specialist (span 0000000000000017) used 9100 tokens, over maxTokens 8000; "+
 		"refund_specialist (span 0000000000000017) made 7 tool calls, over maxToolCalls 6\n"+
 		"handoffcheck: 2 traces, 10 assertions\n5 passed, 5 failed, 0 errors, 0 skipped\n", out)
+}
+
+// TestSpanTextEscaped: an agent name with a newline, a GitHub annotation and terminal
+// escapes prints as one escaped line: it cannot forge a line of the CI log.
+func TestSpanTextEscaped(t *testing.T) {
+	b, err := os.ReadFile(strands)
+	require.NoError(t, err)
+	const hostile = `triage\n::error file=x::forged\u001b[2K\u202e`
+	spans := filepath.Join(t.TempDir(), "hostile.json")
+	require.NoError(t, os.WriteFile(spans, bytes.ReplaceAll(b, []byte(`"triage"`), []byte(`"`+hostile+`"`)), 0o644))
+	cfg := config(t, `
+      - name: flat
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            maxDepth: 0
+`)
+	code, out, errOut := runCmd(t, "replay", "--config", cfg, spans)
+	require.Equal(t, exitFail, code, errOut)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 3, out)
+	require.True(t, strings.HasPrefix(lines[0], "FAIL flat ASSERT_AGENT_TOPOLOGY#1 trace "), lines[0])
+	require.Contains(t, lines[0], `triage\n::error file=x::forged\x1b[2K\u202e`)
+	require.NotContains(t, out, "\x1b")
+	require.NotContains(t, out, "\u202e")
+	for _, l := range lines {
+		require.False(t, strings.HasPrefix(strings.TrimSpace(l), "::"), l)
+	}
+
+	// The components' logs (--verbose: the failed assertion's record) too.
+	code, _, errOut = runCmd(t, "replay", "--verbose", "--config", cfg, spans)
+	require.Equal(t, exitFail, code, errOut)
+	require.Contains(t, errOut, `WARN	assertion fail: delegation depth 2 exceeds maxDepth 0 (weather_swarm -> triage\n::error file=x::forged\x1b[2K\u202e -> weather_specialist)`)
+	require.NotContains(t, errOut, "\x1b")
+	require.NotContains(t, errOut, "\u202e")
+	for _, l := range strings.Split(errOut, "\n") {
+		require.False(t, strings.HasPrefix(strings.TrimSpace(l), "::"), l)
+	}
+}
+
+// TestErrorsEscaped: span-file content quoted in an error (here by the JSON parser) stays
+// on the error's line, escaped; every line of a joined error starts with "handoffcheck: ".
+func TestErrorsEscaped(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	// Past the first 4 KiB, which must hold no raw control byte for the file to be JSON.
+	require.NoError(t, os.WriteFile(bad, []byte(`{"resourceSpans": [`+strings.Repeat(" ", 5000)+
+		"{\"resource\": {\"attributes\": \"x\n::error::forged\x1b[31m\"}}]}"), 0o644))
+	code, _, errOut := runCmd(t, "replay", "--config", config(t, passing), bad)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, `request 1 is not OTLP/JSON traces`)
+	require.Contains(t, errOut, `x\n::error::forged\x1b[31m`)
+	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+
+	var buf bytes.Buffer
+	printError(&buf, errors.Join(errors.New("cases[0].name: must not be empty"), errors.New("agent a\n::error::b\x1b[0m")))
+	require.Equal(t, "handoffcheck: cases[0].name: must not be empty\nhandoffcheck: agent a\nhandoffcheck: ::error::b\\x1b[0m\n", buf.String())
 }

@@ -135,24 +135,35 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 
 	pf := handoffprocessor.NewFactory()
 	pcfg := pf.CreateDefaultConfig()
-	if err := unmarshalSection(conf, "processors", procID, pcfg); err != nil {
+	if err := unmarshalSection(conf, "processors", procID, pcfg, nil); err != nil {
 		return nil, err
 	}
 	ef := assertionexporter.NewFactory()
 	ecfg := ef.CreateDefaultConfig().(*assertionexporter.Config)
-	if err := unmarshalSection(conf, "exporters", expID, ecfg); err != nil {
-		return nil, err
-	}
-
-	// A recorded-spans file is relative to the config file's folder, as the user reads it.
-	base := filepath.Dir(o.config)
-	for i := range ecfg.Cases {
-		for j := range ecfg.Cases[i].Steps {
-			st := &ecfg.Cases[i].Steps[j]
-			if st.Source == rules.SourceFile && st.OtelSpansFile != "" && !filepath.IsAbs(st.OtelSpansFile) {
-				st.OtelSpansFile = filepath.Join(base, st.OtelSpansFile)
+	// Before validation, which checks the files: the paths this run reads and writes.
+	adjust := func() {
+		// A recorded-spans file is relative to the config file's folder, as the user reads it.
+		base := filepath.Dir(o.config)
+		for i := range ecfg.Cases {
+			for j := range ecfg.Cases[i].Steps {
+				st := &ecfg.Cases[i].Steps[j]
+				if st.Source == rules.SourceFile && st.OtelSpansFile != "" && !filepath.IsAbs(st.OtelSpansFile) {
+					st.OtelSpansFile = filepath.Join(base, st.OtelSpansFile)
+				}
 			}
 		}
+		// handoffcheck's own results file replaces the config's JSON lines (set below);
+		// report paths on the command line win over the config's; the config's still apply.
+		ecfg.Reports.JSONLines = o.jsonOut
+		if o.junit != "" {
+			ecfg.Reports.JUnit = o.junit
+		}
+		if o.markdown != "" {
+			ecfg.Reports.Markdown = o.markdown
+		}
+	}
+	if err := unmarshalSection(conf, "exporters", expID, ecfg, adjust); err != nil {
+		return nil, err
 	}
 	fileCases := 0
 	for _, c := range ecfg.Cases {
@@ -185,13 +196,6 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	// A replay grades every trace: a full grading queue makes the replay wait, never turns
 	// results into errors.
 	ecfg.Judge.BlockOnFullQueue = true
-	// Report paths on the command line win over the config's; the config's still apply.
-	if o.junit != "" {
-		ecfg.Reports.JUnit = o.junit
-	}
-	if o.markdown != "" {
-		ecfg.Reports.Markdown = o.markdown
-	}
 
 	tel := componenttest.NewNopTelemetrySettings()
 	tel.Logger = o.logger
@@ -225,7 +229,9 @@ func mustID(id string) component.ID {
 	return cid
 }
 
-func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config) error {
+// unmarshalSection decodes and validates one component's config; adjust (if not nil) runs
+// between the two.
+func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config, adjust func()) error {
 	key := kind + "::" + id
 	if !conf.IsSet(key) {
 		return fmt.Errorf("%s.%s: not in the config", kind, id)
@@ -236,6 +242,9 @@ func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config)
 	}
 	if err := sub.Unmarshal(cfg); err != nil {
 		return fmt.Errorf("%s.%s: %w", kind, id, err)
+	}
+	if adjust != nil {
+		adjust()
 	}
 	if err := confmap.Validate(cfg); err != nil {
 		return fmt.Errorf("%s.%s: %w", kind, id, err)
