@@ -18,6 +18,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
@@ -41,6 +42,8 @@ type assertionExporter struct {
 	// Start failed).
 	run      *report.Run
 	shutdown sync.Once
+	// policy masks results before they are logged or reported, and judge content.
+	policy *redact.Policy
 }
 
 var _ exporter.Traces = (*assertionExporter)(nil)
@@ -54,11 +57,14 @@ func newExporter(set exporter.Settings, cfg *Config, opts ...judge.Option) (*ass
 		cfg: cfg, logger: set.Logger, telemetry: tel,
 		graphOpts: agentgraph.Options{Chains: cfg.Chains}, now: time.Now,
 	}
+	if e.policy, err = cfg.Redaction.Compile(cfg.Judge.Redact...); err != nil {
+		return nil, err
+	}
 	var grader rules.Grader
 	if cfg.Judge.Enabled() {
 		// The API key is read from the environment now: a missing variable is a config
 		// error naming the variable.
-		opts = append([]judge.Option{judge.WithObserver(tel.judgeEvent)}, opts...)
+		opts = append([]judge.Option{judge.WithObserver(tel.judgeEvent), judge.WithRedaction(e.policy)}, opts...)
 		if e.judge, err = judge.New(cfg.Judge, opts...); err != nil {
 			return nil, err
 		}
@@ -88,6 +94,7 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 	}
 	if run != nil {
 		run.SetGates(e.gates)
+		run.SetRedaction(e.policy)
 		if e.judge != nil {
 			run.SetJudge(e.judge.Info())
 		}
@@ -98,6 +105,7 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 		if err != nil {
 			return err
 		}
+		w.SetRedaction(e.policy)
 		e.jsonl = w
 	}
 	e.telemetry.start(e.eval.Cases())
@@ -235,8 +243,10 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 	return nil
 }
 
-// record counts, logs and keeps one trace's results for the reports.
+// record counts, logs and keeps one trace's results for the reports. It masks the
+// results' text in place first, so nothing after it sees a secret.
 func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, complete bool, took time.Duration, results []rules.Result) {
+	rules.Redact(results, e.policy)
 	e.telemetry.evaluated(ctx, complete, took, results)
 	if scores := e.window.Add(e.now(), results); len(scores) > 0 {
 		e.telemetry.gateScores(ctx, scores)
@@ -258,20 +268,21 @@ func (e *assertionExporter) log(results []rules.Result) {
 		if !failed && e.cfg.LogVerdicts != LogAll {
 			continue
 		}
+		esc := redact.Escape // trace text: no forged lines or terminal escapes in any encoder
 		fields := []zap.Field{
 			zap.String("trace_id", r.TraceID),
 			zap.String("case", r.Case),
 			zap.String("step", r.Step),
 			zap.String("outcome", string(r.Outcome)),
-			zap.String("expected", r.Expected),
-			zap.String("actual", r.Actual),
+			zap.String("expected", esc(r.Expected)),
+			zap.String("actual", esc(r.Actual)),
 			zap.Bool("trace_complete", r.Complete),
 			zap.String("gen_ai.evaluation.name", r.Case+"/"+r.Step),
 			zap.String("gen_ai.evaluation.score.label", string(r.Outcome)),
-			zap.String("gen_ai.evaluation.explanation", r.Message),
+			zap.String("gen_ai.evaluation.explanation", esc(r.Message)),
 		}
 		if r.Axis != "" {
-			fields = append(fields, zap.String("handoff.source", r.From), zap.String("handoff.target", r.To), zap.String("axis", r.Axis))
+			fields = append(fields, zap.String("handoff.source", esc(r.From)), zap.String("handoff.target", esc(r.To)), zap.String("axis", r.Axis))
 		}
 		if r.Score != nil {
 			fields = append(fields, zap.Float64("gen_ai.evaluation.score.value", *r.Score))
@@ -280,9 +291,9 @@ func (e *assertionExporter) log(results []rules.Result) {
 			fields = append(fields, zap.String("judge.model", r.Judge.Model), zap.String("judge.template", r.Judge.Template))
 		}
 		if failed {
-			e.logger.Warn("assertion "+string(r.Outcome)+": "+r.Message, fields...)
+			e.logger.Warn("assertion "+string(r.Outcome)+": "+esc(r.Message), fields...)
 		} else {
-			e.logger.Info("assertion "+string(r.Outcome)+": "+r.Message, fields...)
+			e.logger.Info("assertion "+string(r.Outcome)+": "+esc(r.Message), fields...)
 		}
 	}
 }
