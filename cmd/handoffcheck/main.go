@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
@@ -170,7 +171,8 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 				mark = " (gated)"
 				gated++
 			}
-			fmt.Fprintf(stdout, "%s %s %s trace %s%s: %s\n", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID, mark, r.Message)
+			esc := redact.Escape // trace text: one console line per result
+			fmt.Fprintf(stdout, "%s %s %s trace %s%s: %s\n", strings.ToUpper(string(r.Outcome)), esc(r.Case), esc(r.Step), esc(r.TraceID), mark, esc(r.Message))
 		}
 		if o.failOn[r.Outcome] && !gatedFail {
 			code = exitFail
@@ -184,14 +186,14 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		switch g.Status {
 		case rules.GatePass:
 			passed++
-			fmt.Fprintf(stdout, "GATE PASS %s\n", g)
+			fmt.Fprintf(stdout, "GATE PASS %s\n", redact.Escape(g.String()))
 		case rules.GateFail:
 			failed++
-			fmt.Fprintf(stdout, "GATE FAIL %s\n", g)
+			fmt.Fprintf(stdout, "GATE FAIL %s\n", redact.Escape(g.String()))
 			code = exitFail
 		case rules.GateInsufficient:
 			few++
-			fmt.Fprintf(stdout, "GATE SKIPPED %s\n", g)
+			fmt.Fprintf(stdout, "GATE SKIPPED %s\n", redact.Escape(g.String()))
 		}
 	}
 	fmt.Fprintf(stdout, "handoffcheck: %d traces, %d assertions\n", len(traces), len(results))
@@ -209,7 +211,7 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		fmt.Fprintln(stdout)
 	}
 	if pl.judge != nil {
-		fmt.Fprintf(stdout, "judge: %s, template %s, temperature 0, %s\n", pl.judge.Model, pl.judge.Template,
+		fmt.Fprintf(stdout, "judge: %s, template %s, temperature 0, %s\n", redact.Escape(pl.judge.Model), pl.judge.Template,
 			plural(pl.judge.Samples, "sample", "samples"))
 	}
 	return code
