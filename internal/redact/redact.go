@@ -23,8 +23,9 @@ type Detector string
 
 // The built-in detectors.
 const (
-	// Card: 13 to 19 digits, optionally grouped by single spaces or dashes, that pass the
-	// Luhn check. A digit run that fails it is not masked.
+	// Card: 13 to 19 digits starting with 2-6 (the card networks), optionally grouped by
+	// single spaces or dashes, that pass the Luhn check. A digit run that fails it is not
+	// masked.
 	Card Detector = "card"
 	// Email: local@domain.tld.
 	Email Detector = "email"

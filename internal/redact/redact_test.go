@@ -27,6 +27,8 @@ func TestDetectors(t *testing.T) {
 		{"card then more digits", "4111 1111 1111 1111 7", "[REDACTED:card] 7"},
 		{"non-Luhn run kept", "order 4111111111111112 shipped", "order 4111111111111112 shipped"},
 		{"short number kept", "total 1234 5678 EUR", "total 1234 5678 EUR"},
+		{"epoch timestamp kept", `{"ts":1796017350497,"ns":"1796017350497000000"}`, `{"ts":1796017350497,"ns":"1796017350497000000"}`},
+		{"Luhn-valid id starting with 1 kept", "id 1000000000000008", "id 1000000000000008"},
 		{"fraction kept", "score 0.4111111111111111", "score 0.4111111111111111"},
 		{"glued to a word kept", "id4111111111111111 and 4111111111111111x", "id4111111111111111 and 4111111111111111x"},
 		{"card cut by a limit", `"paid with 4111 1111 11…"`, `"paid with [REDACTED:card]…"`},

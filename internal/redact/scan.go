@@ -158,7 +158,7 @@ func cards(s string, i int, out []span) ([]span, int) {
 			if n > 19 {
 				break
 			}
-			if n >= 13 && !(b == len(groups)-1 && gluedAfter) && luhn(s, groups[a:b+1]) {
+			if n >= 13 && !(b == len(groups)-1 && gluedAfter) && cardPrefix(s[groups[a][0]]) && luhn(s, groups[a:b+1]) {
 				best = b
 			}
 		}
@@ -179,6 +179,11 @@ func cards(s string, i int, out []span) ([]span, int) {
 	}
 	return out, runEnd
 }
+
+// cardPrefix: payment cards start with 2-6 (Mastercard 2-series, Amex/Diners/JCB, Visa,
+// Mastercard, Discover/UnionPay/Maestro). Epoch timestamps in ms or ns (1…) and ids that
+// start with 0, 1, 7, 8 or 9 are kept even when they pass the Luhn check by chance.
+func cardPrefix(c byte) bool { return c >= '2' && c <= '6' }
 
 // luhn checks the digits of the groups.
 func luhn(s string, groups [][2]int) bool {
