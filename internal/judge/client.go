@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -464,7 +465,8 @@ func (c *Client) scrub(s string) string {
 }
 
 // endpointSecrets are the secret parts of the endpoint URL: a password in its user info,
-// and the values of its query (e.g. ?api-key=...).
+// and the values of query parameters named like credentials (?api-key=..., ?token=...),
+// not others such as ?api-version=2024-02-01.
 func endpointSecrets(endpoint string) []string {
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -474,11 +476,15 @@ func endpointSecrets(endpoint string) []string {
 	if pw, ok := u.User.Password(); ok {
 		out = append(out, pw)
 	}
-	for _, vs := range u.Query() {
-		out = append(out, vs...)
+	for name, vs := range u.Query() {
+		if credentialParam.MatchString(name) {
+			out = append(out, vs...)
+		}
 	}
 	return out
 }
+
+var credentialParam = regexp.MustCompile(`(?i)key|token|secret|password|passwd|auth|sig|credential`)
 
 // snippet is the start of an error body, on one line, without the secrets.
 func (c *Client) snippet(data []byte) string {

@@ -154,3 +154,17 @@ func TestEchoAtTheCut(t *testing.T) {
 	require.NotContains(t, err.Error(), key[:10])
 	require.Contains(t, err.Error(), strings.Repeat("x", 190)+"[REDAC")
 }
+
+// TestEndpointSecretsScrubbed: a password in the endpoint URL is scrubbed from what the
+// client returns, as the key is.
+func TestEndpointSecretsScrubbed(t *testing.T) {
+	srv := judgetest.New(t, func(req judgetest.Request, _ int) judgetest.Reply {
+		return judgetest.Reply{Status: http.StatusBadRequest, Body: `{"error":"bad credentials QWERTY-5678-zxcv (` + req.Authorization + `)"}`}
+	})
+	cfg := config(strings.Replace(srv.URL, "http://", "http://judge:QWERTY-5678-zxcv@", 1))
+	_, err := newClient(t, cfg).Grade(context.Background(), request())
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "bad credentials [REDACTED] (Basic ")
+	require.NotContains(t, err.Error(), "QWERTY-5678-zxcv")
+	require.NotContains(t, err.Error(), base64.StdEncoding.EncodeToString([]byte("judge:QWERTY-5678-zxcv"))[8:])
+}

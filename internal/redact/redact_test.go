@@ -149,4 +149,5 @@ func TestSecretsScrub(t *testing.T) {
 	require.Equal(t, "nothing here", s.Scrub("nothing here"))
 	require.Equal(t, "x", (*Secrets)(nil).Scrub("x"))
 	require.True(t, NewSecrets(" ").Empty())
+	require.True(t, NewSecrets("abc").Empty(), "too short to be told from ordinary text")
 }

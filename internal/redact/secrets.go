@@ -23,7 +23,12 @@ type Secrets struct {
 	fold  []string // ASCII case-insensitive, stored lower-cased
 }
 
-// NewSecrets prepares the values (surrounding whitespace trimmed; empty ones ignored).
+// minSecret is the shortest value taken as a secret: a shorter one would be scrubbed out of
+// ordinary words.
+const minSecret = 4
+
+// NewSecrets prepares the values (surrounding whitespace trimmed; values shorter than 4
+// bytes ignored).
 func NewSecrets(values ...string) *Secrets {
 	s := &Secrets{}
 	seenExact, seenFold := map[string]bool{}, map[string]bool{}
@@ -42,10 +47,10 @@ func NewSecrets(values ...string) *Secrets {
 	}
 	for _, v := range values {
 		v = strings.TrimSpace(v)
-		if v == "" {
+		if len(v) < minSecret {
 			continue
 		}
-		addFold(v, 1)
+		addFold(v, minSecret)
 		addFold(hex.EncodeToString([]byte(v)), minDerived)
 		addFold(url.QueryEscape(v), minDerived)
 		addFold(url.PathEscape(v), minDerived)
