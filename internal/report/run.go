@@ -136,9 +136,12 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	batch := len(r.records) + r.dropped
 	failed := map[string]bool{}
 	complete := true
-	r.tally.Add(results)
+	masked := make([]rules.Result, len(results))
 	for i, res := range results {
-		res = rules.RedactResult(res, r.policy)
+		masked[i] = rules.RedactResult(res, r.policy) // a copy: the caller's results stay as they are
+	}
+	r.tally.Add(masked) // gate pairs are agent names: masked too
+	for i, res := range masked {
 		r.addCase(res.Case)
 		r.totals[res.Outcome]++
 		r.byCase[res.Case][res.Outcome]++
