@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -54,6 +55,10 @@ type Config struct {
 	Rubrics map[string]string `mapstructure:"rubrics"`
 	// Gates are per-axis thresholds on the handoff rubric scores, per sender-receiver pair.
 	Gates rules.GateConfig `mapstructure:"gates"`
+	// Redaction is the one policy for everything the exporter sends or writes (judge
+	// requests, verdict logs, reports, assertion messages): the built-in detectors (all on
+	// unless disabled) plus these patterns and judge.redact.
+	Redaction redact.Config `mapstructure:"redaction"`
 
 	_ struct{}
 }
@@ -97,6 +102,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("log_verdicts: must be one of all, failures, none, got %q", c.LogVerdicts))
 	}
 	if err := c.Judge.Validate("judge"); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Redaction.Validate("redaction"); err != nil {
 		errs = append(errs, err)
 	}
 	for _, name := range sortedNames(c.Rubrics) {

@@ -18,9 +18,11 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 type assertionExporter struct {
@@ -46,6 +48,8 @@ type assertionExporter struct {
 	grading *gradingQueue
 	// writeFailures rate-limits the log of failed JSON-lines writes.
 	writeFailures logLimiter
+	// policy masks results before they are logged or reported, and judge content.
+	policy *redact.Policy
 }
 
 var _ exporter.Traces = (*assertionExporter)(nil)
@@ -59,11 +63,14 @@ func newExporter(set exporter.Settings, cfg *Config, opts ...judge.Option) (*ass
 		cfg: cfg, logger: set.Logger, telemetry: tel,
 		graphOpts: agentgraph.Options{Chains: cfg.Chains}, now: time.Now,
 	}
+	if e.policy, err = cfg.Redaction.Compile(cfg.Judge.Redact...); err != nil {
+		return nil, err
+	}
 	var grader rules.Grader
 	if cfg.Judge.Enabled() {
 		// The API key is read from the environment now: a missing variable is a config
 		// error naming the variable.
-		opts = append([]judge.Option{judge.WithObserver(tel.judgeEvent)}, opts...)
+		opts = append([]judge.Option{judge.WithObserver(tel.judgeEvent), judge.WithRedaction(e.policy)}, opts...)
 		if e.judge, err = judge.New(cfg.Judge, opts...); err != nil {
 			return nil, err
 		}
@@ -95,6 +102,7 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 	}
 	if run != nil {
 		run.SetGates(e.gates)
+		run.SetRedaction(e.policy)
 		if e.judge != nil {
 			run.SetJudge(e.judge.Info())
 		}
@@ -105,6 +113,7 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 		if err != nil {
 			return err
 		}
+		w.SetRedaction(e.policy)
 		e.jsonl = w
 	}
 	e.telemetry.start(e.eval.Cases())
@@ -282,7 +291,8 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 	return nil
 }
 
-// record counts, logs and keeps one trace's results for the reports.
+// record counts, logs and keeps one trace's results for the reports (masked first, by
+// recordNow).
 func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, complete bool, took time.Duration, results []rules.Result) {
 	e.recordNow(ctx, complete, took, results)
 	if e.run != nil {
@@ -291,7 +301,9 @@ func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, com
 }
 
 // recordNow counts and logs a trace's deterministic results, and feeds the gate window.
+// It masks the results' text in place first, so nothing after it sees a secret.
 func (e *assertionExporter) recordNow(ctx context.Context, complete bool, took time.Duration, results []rules.Result) {
+	rules.Redact(results, e.policy)
 	e.telemetry.evaluated(ctx, complete, took, results)
 	e.observe(ctx, results)
 }
@@ -307,6 +319,8 @@ func (e *assertionExporter) observe(ctx context.Context, results []rules.Result)
 // recordGraded records a trace's graded results the way its deterministic ones were, and
 // hands the run every result of the trace, in config order.
 func (e *assertionExporter) recordGraded(ctx context.Context, j *gradingJob, all, graded []rules.Result) {
+	rules.Redact(graded, e.policy) // judge reasons quote content too
+	rules.Redact(all, e.policy)
 	e.telemetry.graded(ctx, graded)
 	e.observe(ctx, graded)
 	if e.run != nil {
@@ -326,20 +340,21 @@ func (e *assertionExporter) log(results []rules.Result) {
 		if !failed && e.cfg.LogVerdicts != LogAll {
 			continue
 		}
+		esc := textsafe.Escape // trace text: no forged lines or terminal escapes in any encoder
 		fields := []zap.Field{
 			zap.String("trace_id", r.TraceID),
 			zap.String("case", r.Case),
 			zap.String("step", r.Step),
 			zap.String("outcome", string(r.Outcome)),
-			zap.String("expected", r.Expected),
-			zap.String("actual", r.Actual),
+			zap.String("expected", esc(r.Expected)),
+			zap.String("actual", esc(r.Actual)),
 			zap.Bool("trace_complete", r.Complete),
 			zap.String("gen_ai.evaluation.name", r.Case+"/"+r.Step),
 			zap.String("gen_ai.evaluation.score.label", string(r.Outcome)),
-			zap.String("gen_ai.evaluation.explanation", r.Message),
+			zap.String("gen_ai.evaluation.explanation", esc(r.Message)),
 		}
 		if r.Axis != "" {
-			fields = append(fields, zap.String("handoff.source", r.From), zap.String("handoff.target", r.To), zap.String("axis", r.Axis))
+			fields = append(fields, zap.String("handoff.source", esc(r.From)), zap.String("handoff.target", esc(r.To)), zap.String("axis", r.Axis))
 		}
 		if r.Score != nil {
 			fields = append(fields, zap.Float64("gen_ai.evaluation.score.value", *r.Score))
@@ -348,9 +363,9 @@ func (e *assertionExporter) log(results []rules.Result) {
 			fields = append(fields, zap.String("judge.model", r.Judge.Model), zap.String("judge.template", r.Judge.Template))
 		}
 		if failed {
-			e.logger.Warn("assertion "+string(r.Outcome)+": "+r.Message, fields...)
+			e.logger.Warn("assertion "+string(r.Outcome)+": "+esc(r.Message), fields...)
 		} else {
-			e.logger.Info("assertion "+string(r.Outcome)+": "+r.Message, fields...)
+			e.logger.Info("assertion "+string(r.Outcome)+": "+esc(r.Message), fields...)
 		}
 	}
 }

@@ -3,12 +3,12 @@ package handoffprocessor
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 )
 
 // Config configures the handoff processor. See README.md for every key.
@@ -37,12 +37,23 @@ type Config struct {
 	_ struct{}
 }
 
-// ContentConfig limits and redacts content copied into HANDOFF spans.
+// defaultContentPolicy: HANDOFF spans carry content with secrets masked.
+const defaultContentPolicy = string(agentgraph.ContentRedact)
+
+// ContentConfig decides what of the agents' content HANDOFF spans carry.
 type ContentConfig struct {
+	// Policy is redact (default: content copied with what the built-in detectors and the
+	// redact patterns find masked), copy (as it is) or omit (no content attributes, only
+	// their .source/.tried keys).
+	Policy string `mapstructure:"policy"`
 	// MaxBytes caps each content attribute (0 = unlimited).
 	MaxBytes int `mapstructure:"max_bytes"`
-	// Redact lists regular expressions whose matches are replaced by [REDACTED].
+	// Redact lists regular expressions whose matches are replaced by [REDACTED] (policy
+	// redact), in addition to the built-in detectors.
 	Redact []string `mapstructure:"redact"`
+	// DisableDetectors turns built-in detectors off (card, email, api_key, bearer, jwt, or
+	// all) for policy redact.
+	DisableDetectors []string `mapstructure:"disable_detectors"`
 
 	_ struct{}
 }
@@ -78,19 +89,29 @@ func (c *Config) Validate() error {
 	if c.Content.MaxBytes < 0 {
 		errs = append(errs, errors.New("content.max_bytes must not be negative"))
 	}
-	for i, pattern := range c.Content.Redact {
-		if _, err := regexp.Compile(pattern); err != nil {
-			errs = append(errs, fmt.Errorf("content.redact[%d]: %w", i, err))
-		}
+	switch agentgraph.ContentMode(c.Content.Policy) {
+	case agentgraph.ContentCopy, agentgraph.ContentRedact, agentgraph.ContentOmit:
+	default:
+		errs = append(errs, fmt.Errorf("content.policy: must be one of copy, redact, omit, got %q", c.Content.Policy))
+	}
+	if err := redact.ValidatePatterns("content.redact", c.Content.Redact); err != nil {
+		errs = append(errs, err)
+	}
+	if err := (redact.Config{DisableDetectors: c.Content.DisableDetectors}).Validate("content"); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
 // contentPolicy compiles the content settings (validated already).
 func (c *Config) contentPolicy() agentgraph.ContentPolicy {
-	p := agentgraph.ContentPolicy{MaxBytes: c.Content.MaxBytes}
-	for _, pattern := range c.Content.Redact {
-		p.Redact = append(p.Redact, regexp.MustCompile(pattern))
+	p := agentgraph.ContentPolicy{Mode: agentgraph.ContentMode(c.Content.Policy), MaxBytes: c.Content.MaxBytes}
+	if p.Mode != agentgraph.ContentCopy && p.Mode != agentgraph.ContentOmit {
+		rp, err := redact.Config{DisableDetectors: c.Content.DisableDetectors, Patterns: c.Content.Redact}.Compile()
+		if err != nil {
+			rp = redact.Default() // unreachable after Validate; never mask less than the default
+		}
+		p.Redactor = rp
 	}
 	return p
 }

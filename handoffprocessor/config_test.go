@@ -33,6 +33,7 @@ func TestLoadConfig(t *testing.T) {
 				NumShards:         4,
 				LateSpanCacheSize: 1000,
 				Content: ContentConfig{
+					Policy:   "omit",
 					MaxBytes: 1024,
 					Redact:   []string{`(?i)api[_-]?key=\S+`, `\b\d{16}\b`},
 				},
@@ -69,6 +70,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_max_spans_per_trace.yaml":         "max_spans_per_trace must be greater than 0",
 		"invalid_max_trace_size_bytes.yaml":        "max_trace_size_bytes must not be negative (0 = no bound)",
 		"invalid_redact_regex.yaml":                "content.redact[1]: error parsing regexp: missing closing ): `(unclosed`",
+		"invalid_content_policy.yaml":              `content.policy: must be one of copy, redact, omit, got "mask"`,
 		"invalid_unknown_key.yaml":                 "has invalid keys: quiet_periode",
 	}
 	for file, want := range tests {

@@ -24,7 +24,7 @@ func createDefaultConfig() component.Config {
 		NumTraces:         10000,
 		MaxSpansPerTrace:  10000,
 		LateSpanCacheSize: 100000,
-		Content:           ContentConfig{MaxBytes: 4096},
+		Content:           ContentConfig{Policy: defaultContentPolicy, MaxBytes: 4096},
 	}
 }
 

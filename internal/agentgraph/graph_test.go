@@ -6,13 +6,14 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the current output")
@@ -310,5 +311,7 @@ func TestContentPolicy(t *testing.T) {
 	capped := ContentPolicy{MaxBytes: 8}.Apply(strings.Repeat("\x80", 10) + "abc")
 	require.LessOrEqual(t, len(capped), 8)
 	require.Equal(t, "\uFFFDabc", capped, "a run of invalid bytes becomes one U+FFFD")
-	require.Equal(t, "id [REDACTED] ok", ContentPolicy{Redact: []*regexp.Regexp{regexp.MustCompile(`\d{4}`)}}.Apply("id 4242 ok"))
+	digits, err := redact.New(nil, []string{`\d{4}`})
+	require.NoError(t, err)
+	require.Equal(t, "id [REDACTED] ok", ContentPolicy{Redactor: digits}.Apply("id 4242 ok"))
 }

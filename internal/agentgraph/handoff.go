@@ -3,12 +3,13 @@ package agentgraph
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 )
 
 // Attribute keys of the HANDOFF span (traceAI's schema from seed 004, plus provenance).
@@ -48,20 +49,42 @@ const (
 	AttrLateSpan = "handoff.late_span"
 )
 
-// ContentPolicy limits and redacts content copied into HANDOFF spans.
+// ContentMode is what a HANDOFF span carries of the content it copies.
+type ContentMode string
+
+// Content modes.
+const (
+	// ContentRedact copies content with what the redaction policy finds masked (the zero
+	// value, and the processor's default).
+	ContentRedact ContentMode = "redact"
+	// ContentCopy copies content as it is.
+	ContentCopy ContentMode = "copy"
+	// ContentOmit writes no content attribute (nor an error message), only where the
+	// content came from (<key>.source, <key>.tried).
+	ContentOmit ContentMode = "omit"
+)
+
+// ContentPolicy decides what of the agents' content HANDOFF spans carry. It never touches
+// the user's own spans: content is masked in the copy written on the HANDOFF span.
 type ContentPolicy struct {
+	// Mode is redact ("" too), copy or omit.
+	Mode ContentMode
 	// MaxBytes caps each content attribute (0 = no limit); cut at a UTF-8 boundary.
 	MaxBytes int
-	// Redact replaces every match with "[REDACTED]" before the cap applies.
-	Redact []*regexp.Regexp
+	// Redactor masks content in redact mode (nil: redact.Default(), the built-in
+	// detectors).
+	Redactor *redact.Policy
 }
 
-// Apply redacts and caps one content value. Invalid UTF-8 becomes U+FFFD first, so the
-// cap (cut back to a rune start) holds on the text that is written.
+// Omits reports whether content attributes are left out.
+func (p ContentPolicy) Omits() bool { return p.Mode == ContentOmit }
+
+// Apply redacts (in redact mode) and caps one content value. Invalid UTF-8 becomes U+FFFD
+// first, so the cap (cut back to a rune start) holds on the text that is written.
 func (p ContentPolicy) Apply(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	for _, re := range p.Redact {
-		s = re.ReplaceAllString(s, "[REDACTED]")
+	if p.Mode != ContentCopy {
+		s = p.Redactor.Redact(s)
 	}
 	if p.MaxBytes > 0 && len(s) > p.MaxBytes {
 		cut := p.MaxBytes
@@ -154,7 +177,9 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	}
 	putValue := func(key string, v Value) {
 		if v.Found() {
-			put(key, policy.Apply(v.Text))
+			if !policy.Omits() {
+				put(key, policy.Apply(v.Text))
+			}
 			put(key+SourceSuffix, v.Source)
 			return
 		}
@@ -196,11 +221,15 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	}
 	putValue(AttrReturnValue, e.To.Output)
 	if errInfo := handoffError(e); errInfo != nil {
-		b, _ := json.Marshal(errInfo)
+		shown := *errInfo
+		if policy.Omits() {
+			shown.Message = "" // content: the type and source stay
+		}
+		b, _ := json.Marshal(shown)
 		put(AttrError, policy.Apply(string(b)))
 		if overwrite {
 			sp.Status().SetCode(ptrace.StatusCodeError)
-			sp.Status().SetMessage(policy.Apply(errInfo.Message))
+			sp.Status().SetMessage(policy.Apply(shown.Message))
 		}
 	}
 	if _, exists := attrs.Get(AttrReceiverErrors); overwrite || !exists {

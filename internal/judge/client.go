@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"sort"
@@ -17,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 )
 
 // Kind classifies a judge error.
@@ -86,6 +89,11 @@ type Event struct {
 // Option configures a Client.
 type Option func(*Client)
 
+// WithRedaction replaces the redaction policy applied to content before it is sent and to
+// everything the client returns (default: the built-in detectors plus the config's redact
+// patterns). The assertion exporter passes its one policy, which already holds them.
+func WithRedaction(p *redact.Policy) Option { return func(c *Client) { c.policy = p } }
+
 // WithHTTPClient replaces the HTTP client (tests).
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
 
@@ -99,9 +107,14 @@ func WithClock(now func() time.Time, sleep func(context.Context, time.Duration) 
 
 // Client grades requests. It is safe for concurrent use.
 type Client struct {
-	cfg     Config
-	apiKey  string
-	redact  []*regexp.Regexp
+	cfg    Config
+	apiKey string
+	// policy masks content before it is sent, and verdict reasons and error messages
+	// before they are returned.
+	policy *redact.Policy
+	// secrets are the config's secret values (the API key, a password in the endpoint
+	// URL), scrubbed from everything sent or returned in every encoding they may echo in.
+	secrets *redact.Secrets
 	http    *http.Client
 	url     string
 	sem     chan struct{}
@@ -122,7 +135,8 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if !cfg.Enabled() {
 		return nil, errors.New("judge: no endpoint configured")
 	}
-	if err := cfg.Validate("judge"); err != nil {
+	err := cfg.Validate("judge")
+	if err != nil {
 		return nil, err
 	}
 	c := &Client{
@@ -140,9 +154,10 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("judge.api_key_env: environment variable %s is not set or empty", cfg.APIKeyEnv)
 		}
 	}
-	for _, p := range cfg.Redact {
-		c.redact = append(c.redact, regexp.MustCompile(p)) // validated
+	if c.policy, err = (redact.Config{}).Compile(cfg.Redact...); err != nil {
+		return nil, err // validated above: unreachable
 	}
+	c.secrets = redact.NewSecrets(append([]string{c.apiKey}, endpointSecrets(cfg.Endpoint)...)...)
 	for _, o := range opts {
 		o(c)
 	}
@@ -415,6 +430,7 @@ func (c *Client) attempt(ctx context.Context, body []byte) (Verdict, *attemptErr
 		return Verdict{}, c.fail(KindOffSchema, false, "%s", c.scrub(perr.Error()))
 	}
 	c.emit(Event{Outcome: "ok", Latency: took})
+	v.Reason = c.scrub(v.Reason) // a judge may quote content or the key back
 	v.Samples = 1
 	return v, nil
 }
@@ -442,21 +458,41 @@ func (c *Client) take() bool {
 	return true
 }
 
-// scrub removes the API key from text that may echo it (a server error body, a URL).
+// scrub removes the config's secrets, in every encoding, and what the redaction policy
+// masks from text the client returns (a server error body, a URL, a verdict reason).
 func (c *Client) scrub(s string) string {
-	if c.apiKey != "" {
-		s = strings.ReplaceAll(s, c.apiKey, "[REDACTED]")
-	}
-	return s
+	return c.policy.Redact(c.secrets.Scrub(s))
 }
 
-// snippet is the start of an error body, on one line, without the key.
+// endpointSecrets are the secret parts of the endpoint URL: a password in its user info,
+// and the values of query parameters named like credentials (?api-key=..., ?token=...),
+// not others such as ?api-version=2024-02-01.
+func endpointSecrets(endpoint string) []string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if pw, ok := u.User.Password(); ok {
+		out = append(out, pw)
+	}
+	for name, vs := range u.Query() {
+		if credentialParam.MatchString(name) {
+			out = append(out, vs...)
+		}
+	}
+	return out
+}
+
+var credentialParam = regexp.MustCompile(`(?i)key|token|secret|password|passwd|auth|sig|credential`)
+
+// snippet is the start of an error body, on one line, without the secrets.
 func (c *Client) snippet(data []byte) string {
 	s := oneLine(strings.ToValidUTF8(string(data), "\uFFFD"))
 	if s == "" {
 		return "(empty body)"
 	}
-	return c.scrub(truncate(s, 200))
+	return truncate(c.scrub(s), 200) // scrubbed whole: a cut must not leave part of a secret
 }
 
 func unwrapURLError(err error) string {

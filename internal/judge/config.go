@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"regexp"
 	"time"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 )
 
 // Response formats asked of the endpoint.
@@ -61,7 +63,9 @@ type Config struct {
 	// MaxContentBytes caps each content field sent (cut at a UTF-8 boundary, marked).
 	MaxContentBytes int `mapstructure:"max_content_bytes"`
 	// Redact lists regular expressions; every match is replaced with [REDACTED] before
-	// content is sent.
+	// content is sent. They add to the built-in detectors of internal/redact (cards,
+	// emails, API keys, bearer tokens, JWTs), which run whatever this list holds; the
+	// assertion exporter adds them to its one redaction policy (logs and reports too).
 	Redact []string `mapstructure:"redact"`
 	// ResponseFormat is json_schema (default), json_object or none.
 	ResponseFormat string `mapstructure:"response_format"`
@@ -158,10 +162,8 @@ func (c Config) Validate(prefix string) error {
 	if c.MaxContentBytes < 64 {
 		bad("max_content_bytes", "must be at least 64, got %d", c.MaxContentBytes)
 	}
-	for i, p := range c.Redact {
-		if _, err := regexp.Compile(p); err != nil {
-			bad(fmt.Sprintf("redact[%d]", i), "%v", err)
-		}
+	if err := redact.ValidatePatterns(prefix+".redact", c.Redact); err != nil {
+		errs = append(errs, err)
 	}
 	switch c.ResponseFormat {
 	case FormatJSONSchema, FormatJSONObject, FormatNone:

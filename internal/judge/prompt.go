@@ -52,33 +52,44 @@ func render(req Request) (system, user string, err error) {
 	return sb.String(), ub.String(), nil
 }
 
-// prepare redacts and size-limits every field, and neutralizes the field's closing
-// delimiter inside its content (so content cannot close its own block and pose as
+// prepare redacts and size-limits every field, and neutralizes every closing tag inside
+// its content (so content cannot close its block, or any other, and pose as
 // instructions).
 func (c *Client) prepare(req Request) Request {
 	out := Request{Rubric: oneLine(req.Rubric), Criteria: c.clean(req.Criteria, c.cfg.MaxContentBytes)}
 	for _, f := range req.Fields {
 		name := fieldName.ReplaceAllString(strings.ToLower(f.Name), "_")
-		text := c.clean(f.Text, c.cfg.MaxContentBytes)
-		text = strings.ReplaceAll(text, "</"+name+">", "</ "+name+">")
-		out.Fields = append(out.Fields, Field{Name: name, Text: text})
+		out.Fields = append(out.Fields, Field{Name: name, Text: c.clean(f.Text, c.cfg.MaxContentBytes)})
 	}
 	return out
 }
 
-// clean applies the redaction rules (and removes the API key, should content carry it),
-// then the size limit.
+// clean removes the config's secrets (should content carry the key), applies the
+// redaction policy and the fencing, then the size limit.
 func (c *Client) clean(s string, limit int) string {
-	for _, re := range c.redact {
-		s = re.ReplaceAllString(s, "[REDACTED]")
-	}
-	if c.apiKey != "" {
-		s = strings.ReplaceAll(s, c.apiKey, "[REDACTED]")
-	}
+	s = c.policy.Redact(c.secrets.Scrub(s))
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	return truncate(s, limit)
+	return truncate(Fence(s), limit)
+}
+
+// closingTag is the start of any closing tag: "<", then "/", in ASCII or their full-width
+// and small forms, with any whitespace, separator or invisible format character around
+// the slash, and a tag name after it. Whatever the name and its case, content could
+// otherwise close its fence (</Receiver_Input >, </SCOPE_PROMPT>, < / reason>).
+var closingTag = regexp.MustCompile(`[<\x{FF1C}\x{FE64}][\s\p{Z}\p{Cf}]*[/\x{FF0F}][\s\p{Z}\p{Cf}]*[\pL_]`)
+
+// Fence neutralizes every closing tag in content: its "<" is written as "&lt;", so the
+// judge still reads it and no fence of the prompt can be closed from inside.
+func Fence(s string) string {
+	if !strings.ContainsAny(s, "<\uFF1C\uFE64") {
+		return s
+	}
+	return closingTag.ReplaceAllStringFunc(s, func(m string) string {
+		_, size := utf8.DecodeRuneInString(m)
+		return "&lt;" + m[size:]
+	})
 }
 
 // truncate cuts s to at most limit bytes at a UTF-8 boundary, marking the cut.

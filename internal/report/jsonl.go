@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -20,6 +21,8 @@ type JSONLines struct {
 	f    *os.File
 	w    *bufio.Writer
 	path string
+	// policy masks every result's text before it is written (nil: redact.Default()).
+	policy *redact.Policy
 }
 
 // OpenJSONLines opens (creating or appending to) path.
@@ -31,7 +34,15 @@ func OpenJSONLines(path string) (*JSONLines, error) {
 	return &JSONLines{f: f, w: bufio.NewWriter(f), path: path}, nil
 }
 
-// Write appends the results and flushes them.
+// SetRedaction sets the policy that masks every result's text before it is written;
+// without one the built-in detectors apply.
+func (j *JSONLines) SetRedaction(p *redact.Policy) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.policy = p
+}
+
+// Write appends the results, their text masked by the redaction policy, and flushes them.
 func (j *JSONLines) Write(results []rules.Result) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -40,7 +51,7 @@ func (j *JSONLines) Write(results []rules.Result) error {
 	}
 	enc := json.NewEncoder(j.w)
 	for _, r := range results {
-		if err := enc.Encode(r); err != nil {
+		if err := enc.Encode(rules.RedactResult(r, j.policy)); err != nil {
 			j.w.Reset(j.f)
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 type junitSuites struct {
@@ -69,22 +70,22 @@ func (r *Run) JUnit() []byte {
 	defer r.mu.Unlock()
 	suites := make([]junitSuite, len(r.cases))
 	for i, c := range r.cases {
-		suites[i].Name = clean(c)
+		suites[i].Name = text(c)
 	}
 	for _, rec := range r.sorted() {
 		res := rec.Result
 		s := &suites[r.caseIndex[res.Case]]
-		tc := junitCase{Name: clean(fmt.Sprintf("%s [trace %s]", stepName(res), res.TraceID)), ClassName: clean(res.Case)}
+		tc := junitCase{Name: text(fmt.Sprintf("%s [trace %s]", stepName(res), res.TraceID)), ClassName: text(res.Case)}
 		body := clean(problemBody(res))
 		switch {
 		case res.Outcome == rules.Fail && res.Gated:
-			tc.SystemOut = clean("fail, decided by the gate of " + res.Axis + " " + res.From + " -> " + res.To + ": " + res.Message + "\n" + problemBody(res))
+			tc.SystemOut = clean(text("fail, decided by the gate of "+res.Axis+" "+res.From+" -> "+res.To+": "+res.Message) + "\n" + problemBody(res))
 		case res.Outcome == rules.Fail:
-			tc.Failure = &junitProblem{Message: clean(res.Message), Type: clean(res.Action), Body: body}
+			tc.Failure = &junitProblem{Message: text(res.Message), Type: text(res.Action), Body: body}
 		case res.Outcome == rules.Error:
-			tc.Error = &junitProblem{Message: clean(res.Message), Type: clean(res.Action), Body: body}
+			tc.Error = &junitProblem{Message: text(res.Message), Type: text(res.Action), Body: body}
 		case res.Outcome == rules.Skipped:
-			tc.Skipped = &junitSkipped{Message: clean(res.Message)}
+			tc.Skipped = &junitSkipped{Message: text(res.Message)}
 		}
 		s.Cases = append(s.Cases, tc)
 	}
@@ -134,7 +135,7 @@ func (r *Run) gateSuite() *junitSuite {
 	s := &junitSuite{Name: "gates"}
 	if r.judge != nil {
 		s.Props = &junitProps{Props: []junitProp{
-			{Name: "judge.model", Value: clean(r.judge.Model)},
+			{Name: "judge.model", Value: text(r.judge.Model)},
 			{Name: "judge.template", Value: r.judge.Template},
 			{Name: "judge.samples", Value: fmt.Sprint(r.judge.Samples)},
 		}}
@@ -143,20 +144,20 @@ func (r *Run) gateSuite() *junitSuite {
 		if g.Threshold == nil {
 			continue
 		}
-		tc := junitCase{Name: clean(g.Axis + " " + g.Pair()), ClassName: "gates"}
+		tc := junitCase{Name: text(g.Axis + " " + g.Pair()), ClassName: "gates"}
 		s.Tests++
 		switch g.Status {
 		case rules.GateFail:
 			s.Failures++
 			tc.Failure = &junitProblem{
-				Message: clean(g.String()), Type: "gate",
-				Body: clean(fmt.Sprintf("pair: %s\naxis: %s\nmean score: %.4f\nthreshold: %.2f\nhandoffs: %d", g.Pair(), g.Axis, g.Score, *g.Threshold, g.Samples)),
+				Message: text(g.String()), Type: "gate",
+				Body: clean(fmt.Sprintf("pair: %s\naxis: %s\nmean score: %.4f\nthreshold: %.2f\nhandoffs: %d", textsafe.Escape(g.Pair()), g.Axis, g.Score, *g.Threshold, g.Samples)),
 			}
 		case rules.GateInsufficient:
 			s.Skipped++
-			tc.Skipped = &junitSkipped{Message: clean(g.String())}
+			tc.Skipped = &junitSkipped{Message: text(g.String())}
 		default:
-			tc.SystemOut = clean(g.String())
+			tc.SystemOut = text(g.String())
 		}
 		s.Cases = append(s.Cases, tc)
 	}
@@ -165,15 +166,19 @@ func (r *Run) gateSuite() *junitSuite {
 
 func problemBody(res rules.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "expected: %s\nactual: %s\ntrace: %s", res.Expected, res.Actual, res.TraceID)
+	fmt.Fprintf(&b, "expected: %s\nactual: %s\ntrace: %s", textsafe.Escape(res.Expected), textsafe.Escape(res.Actual), res.TraceID)
 	if !res.Complete {
 		b.WriteString(" (released incomplete)")
 	}
 	if len(res.Spans) > 0 {
-		fmt.Fprintf(&b, "\nspans: %s", strings.Join(res.Spans, ", "))
+		fmt.Fprintf(&b, "\nspans: %s", textsafe.Escape(strings.Join(res.Spans, ", ")))
 	}
 	return b.String()
 }
+
+// text is one line of trace text for the report: control characters escaped
+// (textsafe.Escape), then made valid XML.
+func text(s string) string { return clean(textsafe.Escape(s)) }
 
 // clean makes s valid XML character data: invalid UTF-8 and characters XML forbids become
 // U+FFFD.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // maxCell bounds one Markdown table cell.
@@ -211,18 +212,18 @@ func mermaid(d *dag) string {
 
 // mermaidText makes trace data safe inside a quoted Mermaid label and a Markdown fence.
 func mermaidText(s string) string {
-	s = truncateRunes(strings.Join(strings.Fields(s), " "), 60)
+	s = truncateRunes(strings.Join(strings.Fields(textsafe.Escape(s)), " "), 60)
 	r := strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "`", "#96;", "|", "#124;")
 	return r.Replace(s)
 }
 
 // cell makes text safe for one Markdown table cell: one line of at most maxCell
-// characters; `code spans` are kept (with their pipes escaped), and outside them the
+// characters, control characters escaped (a newline shows as \n); `code spans` are kept (with their pipes escaped), and outside them the
 // characters that would start emphasis, code, HTML or a new cell are backslash-escaped.
 func cell(s string) string { return cellN(s, maxCell) }
 
 func cellN(s string, n int) string {
-	s = truncateRunes(strings.Join(strings.Fields(s), " "), n)
+	s = truncateRunes(strings.Join(strings.Fields(textsafe.Escape(s)), " "), n)
 	parts := strings.Split(s, "`")
 	if len(parts)%2 == 0 { // an unpaired backtick (e.g. cut by the truncation) is text
 		parts[len(parts)-2] += "`" + parts[len(parts)-1]

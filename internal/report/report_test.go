@@ -171,7 +171,9 @@ func TestPictureBound(t *testing.T) {
 
 func TestCell(t *testing.T) {
 	require.Equal(t, "a \\| b \\<script> `x \\| y` \\*bold\\*", cell("a | b <script> `x | y` *bold*"))
-	require.Equal(t, "one line", cell("one\n  line"))
+	require.Equal(t, `one\\n line`, cell("one\n  line"), "a newline shows as \\n (its backslash escaped for Markdown)")
+	require.Equal(t, `esc\\x1b[2J bidi\\u202e`, cell("esc\x1b[2J bidi\u202e"))
+	require.Equal(t, `evil\nagent`, mermaidText("evil\nagent"))
 	require.Equal(t, "unpaired \\` tick", cell("unpaired ` tick"))
 	require.Equal(t, strings.Repeat("x", maxCell)+"…", cell(strings.Repeat("x", maxCell+10)))
 	require.Equal(t, "#quot;a#quot; #lt;b#gt; #96; #124;", mermaidText("\"a\" <b> ` |"))

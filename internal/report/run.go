@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -46,6 +47,8 @@ type Run struct {
 	tally      *rules.GateTally
 	gatedFails map[string]int
 	judge      *judge.Info
+	// policy masks the results' text before they are kept (nil: redact.Default()).
+	policy *redact.Policy
 }
 
 type record struct {
@@ -71,6 +74,14 @@ func (r *Run) SetGates(gs *rules.GateSet) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.gates = gs
+}
+
+// SetRedaction sets the policy that masks every result's text (and the agent names of the
+// pictures) before the run keeps it; without one the built-in detectors apply.
+func (r *Run) SetRedaction(p *redact.Policy) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.policy = p
 }
 
 // SetJudge names the judge in the reports.
@@ -125,8 +136,12 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	batch := len(r.records) + r.dropped
 	failed := map[string]bool{}
 	complete := true
-	r.tally.Add(results)
+	masked := make([]rules.Result, len(results))
 	for i, res := range results {
+		masked[i] = rules.RedactResult(res, r.policy) // a copy: the caller's results stay as they are
+	}
+	r.tally.Add(masked) // gate pairs are agent names: masked too
+	for i, res := range masked {
 		r.addCase(res.Case)
 		r.totals[res.Outcome]++
 		r.byCase[res.Case][res.Outcome]++
@@ -152,7 +167,7 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 		r.incomplete++
 	}
 	if g != nil && failed[""] {
-		r.keepPicture(snapshot(g, failed))
+		r.keepPicture(snapshot(g, failed, r.policy))
 	}
 }
 
@@ -212,14 +227,14 @@ type dagEdge struct {
 }
 
 // snapshot copies what the picture needs, so the trace's spans can be released.
-func snapshot(g *agentgraph.Graph, failedSpans map[string]bool) *dag {
+func snapshot(g *agentgraph.Graph, failedSpans map[string]bool, policy *redact.Policy) *dag {
 	d := &dag{traceID: g.TraceID.String()}
 	index := map[*agentgraph.Invocation]int{}
 	node := func(inv *agentgraph.Invocation) int {
 		if i, ok := index[inv]; ok {
 			return i
 		}
-		n := dagNode{name: inv.Name}
+		n := dagNode{name: policy.Redact(inv.Name)}
 		if inv.Remote != nil || inv.Span == nil {
 			n.name += " (other trace)"
 		} else {

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
+)
+
+// TestConsoleLinesRedactedAndEscaped: an agent name with a newline, an escape sequence and
+// an email prints as one masked, escaped console line (no forged FAIL line).
+func TestConsoleLinesRedactedAndEscaped(t *testing.T) {
+	b := tr.New(0x3c)
+	root := b.Agent(nil, "triage", 0, 100)
+	b.Agent(root, "evil\nFAIL forged \x1b[2J jane.doe@example.com", 10, 90)
+	raw, err := (&ptrace.JSONMarshaler{}).MarshalTraces(b.Traces())
+	require.NoError(t, err)
+	spans := filepath.Join(t.TempDir(), "trace.json")
+	require.NoError(t, os.WriteFile(spans, raw, 0o644))
+
+	code, out, errOut := runCmd(t, "replay", "--config", config(t, `
+      - name: flat
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            maxDepth: 0
+`), spans)
+	require.Equal(t, exitFail, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.True(t, strings.HasPrefix(lines[0], "FAIL flat ASSERT_AGENT_TOPOLOGY#1 trace "), out)
+	require.Contains(t, lines[0], `(triage -> evil\nFAIL forged \x1b[2J [REDACTED:email])`)
+	for _, l := range lines[1:] {
+		require.False(t, strings.HasPrefix(l, "FAIL forged"), "a forged line: %q", out)
+	}
+	require.NotContains(t, out, "jane.doe@example.com")
+	require.NotContains(t, out, "\x1b")
+}

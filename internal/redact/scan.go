@@ -1,0 +1,365 @@
+package redact
+
+import "strings"
+
+// ellipsis marks text cut by a length limit (rules quote content cut at 200 bytes with
+// it). A secret whose visible part ends at the cut cannot be checked whole (no Luhn, no
+// full length), so a detector masks it when its visible part starts like one.
+const ellipsis = "…"
+
+// Minimum visible length of a secret cut at an ellipsis, so that ordinary words followed by
+// an ellipsis are not masked.
+const (
+	minPartialDigits = 8
+	minPartialBody   = 4
+)
+
+var (
+	bitCard, _   = detectorBit(Card)
+	bitEmail, _  = detectorBit(Email)
+	bitAPIKey, _ = detectorBit(APIKey)
+	bitBearer, _ = detectorBit(Bearer)
+	bitJWT, _    = detectorBit(JWT)
+)
+
+// trigger marks the bytes at which some detector may start, so the scan skips every other
+// byte with one table look-up.
+var trigger = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "@sAgxBbe" {
+		t[c] = true
+	}
+	return t
+}()
+
+// scan runs the enabled detectors over s in one pass and appends their matches to out.
+// Matches never overlap: after a match the scan resumes at its end, and an email's local
+// part (found backwards from the @) never reaches into an earlier match.
+func scan(s string, enabled uint8, out []span) []span {
+	last := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !trigger[c] {
+			i++
+			continue
+		}
+		if c == '@' {
+			if enabled&bitEmail != 0 {
+				if start, end, ok := email(s, i, last); ok {
+					out = append(out, span{start, end, MaskFor(Email)})
+					i, last = end, end
+					continue
+				}
+			}
+			i++
+			continue
+		}
+		if i > 0 && isAlnum(s[i-1]) {
+			i++ // inside a word or number: no detector starts here
+			continue
+		}
+		if isDigit(c) {
+			if enabled&bitCard == 0 {
+				i++
+				continue
+			}
+			var next int
+			out, next = cards(s, i, out)
+			if next > i {
+				last = max(last, lastEnd(out))
+			}
+			i = next
+			continue
+		}
+		end, d := 0, Detector("")
+		switch c {
+		case 's', 'A', 'g', 'x':
+			if enabled&bitAPIKey != 0 {
+				end, d = apiKey(s, i), APIKey
+			}
+		case 'B', 'b':
+			if enabled&bitBearer != 0 {
+				end, d = bearer(s, i), Bearer
+			}
+		case 'e':
+			if enabled&bitJWT != 0 {
+				end, d = jwt(s, i), JWT
+			}
+		}
+		if end > i {
+			out = append(out, span{i, end, MaskFor(d)})
+			i, last = end, end
+			continue
+		}
+		i++
+	}
+	return out
+}
+
+func lastEnd(out []span) int {
+	if len(out) == 0 {
+		return 0
+	}
+	return out[len(out)-1].end
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+func isAlpha(c byte) bool { return isUpper(c) || isLower(c) }
+func isAlnum(c byte) bool { return isDigit(c) || isAlpha(c) }
+
+// isB64URL: the base64url alphabet (JWT segments, most API keys).
+func isB64URL(c byte) bool { return isAlnum(c) || c == '-' || c == '_' }
+
+// cutAt reports whether s is cut (an ellipsis) at i.
+func cutAt(s string, i int) bool { return strings.HasPrefix(s[i:], ellipsis) }
+
+// cards handles the digit run starting at i (digits in groups joined by single spaces or
+// dashes): every group window of 13-19 digits that passes the Luhn check is masked, the
+// longest first from the left. It returns the index after the run.
+func cards(s string, i int, out []span) ([]span, int) {
+	// Groups of the run: [start, end) of each.
+	var groupsBuf [24][2]int
+	groups := groupsBuf[:0]
+	j := i
+	for {
+		g0 := j
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		groups = append(groups, [2]int{g0, j})
+		if j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && isDigit(s[j+1]) {
+			j++
+			continue
+		}
+		break
+	}
+	runEnd := j
+	// A fraction (0.4111…) or a run glued to a word is not a card number.
+	if i >= 2 && s[i-1] == '.' && isDigit(s[i-2]) {
+		return out, runEnd
+	}
+	gluedAfter := runEnd < len(s) && isAlpha(s[runEnd])
+	digits := 0
+	for _, g := range groups {
+		digits += g[1] - g[0]
+	}
+	if digits < minPartialDigits {
+		return out, runEnd
+	}
+	masked := 0 // groups before this one are masked
+	for a := 0; a < len(groups); a++ {
+		n, best := 0, -1
+		for b := a; b < len(groups); b++ {
+			n += groups[b][1] - groups[b][0]
+			if n > 19 {
+				break
+			}
+			if n >= 13 && !(b == len(groups)-1 && gluedAfter) && cardPrefix(s[groups[a][0]]) && luhn(s, groups[a:b+1]) {
+				best = b
+			}
+		}
+		if best >= 0 {
+			out = append(out, span{groups[a][0], groups[best][1], MaskFor(Card)})
+			a = best
+			masked = best + 1
+		}
+	}
+	if masked < len(groups) && cutAt(s, runEnd) {
+		n := 0
+		for _, g := range groups[masked:] {
+			n += g[1] - g[0]
+		}
+		if n >= minPartialDigits {
+			out = append(out, span{groups[masked][0], runEnd, MaskFor(Card)})
+		}
+	}
+	return out, runEnd
+}
+
+// cardPrefix: payment cards start with 2-6 (Mastercard 2-series, Amex/Diners/JCB, Visa,
+// Mastercard, Discover/UnionPay/Maestro). Epoch timestamps in ms or ns (1…) and ids that
+// start with 0, 1, 7, 8 or 9 are kept even when they pass the Luhn check by chance.
+func cardPrefix(c byte) bool { return c >= '2' && c <= '6' }
+
+// luhn checks the digits of the groups.
+func luhn(s string, groups [][2]int) bool {
+	sum, double := 0, false
+	for g := len(groups) - 1; g >= 0; g-- {
+		for k := groups[g][1] - 1; k >= groups[g][0]; k-- {
+			d := int(s[k] - '0')
+			if double {
+				d *= 2
+				if d > 9 {
+					d -= 9
+				}
+			}
+			sum += d
+			double = !double
+		}
+	}
+	return sum%10 == 0
+}
+
+func isLocal(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+
+func isDomain(c byte) bool { return isAlnum(c) || c == '.' || c == '-' }
+
+// email finds local@domain.tld around the @ at at; the local part does not reach before
+// floor (the end of the previous match).
+func email(s string, at, floor int) (start, end int, ok bool) {
+	start = at
+	for start > floor && at-start < 64 && isLocal(s[start-1]) {
+		start--
+	}
+	for start < at && s[start] == '.' {
+		start++
+	}
+	if start == at {
+		return 0, 0, false
+	}
+	raw := at + 1
+	for raw < len(s) && isDomain(s[raw]) {
+		raw++
+	}
+	end = raw
+	for end > at+1 && (s[end-1] == '.' || s[end-1] == '-') {
+		end--
+	}
+	domain := s[at+1 : end]
+	dot := strings.LastIndexByte(domain, '.')
+	if dot > 0 && len(domain)-dot-1 >= 2 && !strings.Contains(domain, "..") {
+		tld := domain[dot+1:]
+		allAlpha := true
+		for k := 0; k < len(tld); k++ {
+			allAlpha = allAlpha && isAlpha(tld[k])
+		}
+		if allAlpha && !(end < len(s) && isLocal(s[end]) && s[end] != '.' && s[end] != '-') {
+			return start, end, true
+		}
+	}
+	if cutAt(s, raw) {
+		return start, raw, true // jane.doe@exam…
+	}
+	return 0, 0, false
+}
+
+// keyShape is one API key format: a prefix, then a body of allowed bytes.
+type keyShape struct {
+	prefix    string
+	body      func(byte) bool
+	min, max  int  // body length bounds (max 0 = none)
+	needDigit bool // the body has a digit (keeps kebab-case words out)
+}
+
+func isUpperDigit(c byte) bool { return isUpper(c) || isDigit(c) }
+func isTokenBody(c byte) bool  { return isAlnum(c) || c == '_' }
+
+var keyShapes = []keyShape{
+	{prefix: "sk-", body: isB64URL, min: 16, needDigit: true},
+	{prefix: "AKIA", body: isUpperDigit, min: 16, max: 16},
+	{prefix: "ASIA", body: isUpperDigit, min: 16, max: 16},
+	{prefix: "AIza", body: isB64URL, min: 35, max: 35},
+	{prefix: "github_pat_", body: isTokenBody, min: 22},
+	{prefix: "ghp_", body: isAlnum, min: 36},
+	{prefix: "gho_", body: isAlnum, min: 36},
+	{prefix: "ghu_", body: isAlnum, min: 36},
+	{prefix: "ghs_", body: isAlnum, min: 36},
+	{prefix: "ghr_", body: isAlnum, min: 36},
+	{prefix: "xoxb-", body: isB64URL, min: 10},
+	{prefix: "xoxa-", body: isB64URL, min: 10},
+	{prefix: "xoxp-", body: isB64URL, min: 10},
+	{prefix: "xoxr-", body: isB64URL, min: 10},
+	{prefix: "xoxs-", body: isB64URL, min: 10},
+}
+
+// apiKey returns the end of an API key starting at i, or i.
+func apiKey(s string, i int) int {
+	for _, k := range keyShapes {
+		if !strings.HasPrefix(s[i:], k.prefix) {
+			continue
+		}
+		j := i + len(k.prefix)
+		digit := false
+		for j < len(s) && k.body(s[j]) && (k.max == 0 || j-i-len(k.prefix) < k.max) {
+			digit = digit || isDigit(s[j])
+			j++
+		}
+		n := j - i - len(k.prefix)
+		if j < len(s) && k.body(s[j]) {
+			continue // longer than the shape allows: another kind of token
+		}
+		if n >= k.min && (digit || !k.needDigit) && !(j < len(s) && isAlnum(s[j])) {
+			return j
+		}
+		if n >= minPartialBody && cutAt(s, j) {
+			return j
+		}
+	}
+	return i
+}
+
+func isBearerToken(c byte) bool {
+	return isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '='
+}
+
+// bearer returns the end of "Bearer <token>" starting at i, or i. The token has at least
+// 8 characters and a digit or symbol, so prose ("a Bearer token", "Bearer authentication")
+// is not masked.
+func bearer(s string, i int) int {
+	const word = "bearer"
+	if len(s)-i < len(word)+2 || !strings.EqualFold(s[i:i+len(word)], word) {
+		return i
+	}
+	j := i + len(word)
+	if s[j] != ' ' && s[j] != '\t' {
+		return i
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	t := j
+	mixed := false
+	for j < len(s) && isBearerToken(s[j]) {
+		mixed = mixed || !isAlpha(s[j])
+		j++
+	}
+	if (j-t >= 8 && mixed) || (j-t >= minPartialBody && cutAt(s, j)) {
+		return j
+	}
+	return i
+}
+
+// jwt returns the end of a JWT (eyJ header . payload . signature) starting at i, or i.
+func jwt(s string, i int) int {
+	if !strings.HasPrefix(s[i:], "eyJ") {
+		return i
+	}
+	j := i
+	var seg [3]int
+	for k := 0; k < 3; k++ {
+		start := j
+		for j < len(s) && isB64URL(s[j]) {
+			j++
+		}
+		seg[k] = j - start
+		if cutAt(s, j) && j-i >= 3+minPartialBody*2 {
+			return j // cut inside the token
+		}
+		if k < 2 {
+			if j >= len(s) || s[j] != '.' {
+				return i
+			}
+			j++
+		}
+	}
+	if seg[0] < 10 || seg[1] < 2 {
+		return i
+	}
+	return j
+}
