@@ -252,8 +252,11 @@ func (p *handoffProcessor) Shutdown(ctx context.Context) error {
 		p.flushCtx, cancelFlush = context.WithDeadline(p.runCtx, p.shutdownDeadline(ctx))
 		p.mu.Unlock()
 		go func() {
-			defer close(p.done)
+			// done first: a Shutdown waiting on both must see the flush finished, not
+			// cancelled.
+			defer p.stop()
 			defer cancelFlush()
+			defer close(p.done)
 			if wasStarted {
 				for _, s := range p.shards {
 					close(s.in)
@@ -278,7 +281,12 @@ func (p *handoffProcessor) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	select {
-	case <-p.done: // finished at the last moment
+	case <-p.done:
+		// Finished at the last moment; or because the budget ran out and the shards
+		// dropped the rest: that must not pass for success.
+		if p.droppedTraces.Load() > 0 {
+			return p.budgetSpent(ctx)
+		}
 		p.logger.Info("handoff processor stopped")
 		return nil
 	default:
@@ -320,6 +328,11 @@ func (p *handoffProcessor) abandonFlush(ctx context.Context) error {
 			drained = true
 		}
 	}
+	return p.budgetSpent(ctx)
+}
+
+// budgetSpent logs and returns what the shutdown budget left unforwarded.
+func (p *handoffProcessor) budgetSpent(ctx context.Context) error {
 	traces, spans := p.droppedTraces.Load(), p.droppedSpans.Load()
 	inFlight := p.heldTraces.Load()
 	p.logger.Error("handoff processor: shutdown budget ran out before every buffered trace was forwarded",
