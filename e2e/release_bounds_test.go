@@ -137,7 +137,7 @@ func (l releaseLoad) spans() int { return len(l.ids) }
 
 // tier2Output is what tier 2 wrote: span id counts, and one entry per accepted message.
 type tier2Output struct {
-	acceptedAt    time.Time // when tier 2's receiver had accepted every span
+	acceptedAt time.Time // when tier 2's receiver had accepted every span
 
 	counts        map[pcommon.SpanID]int
 	spans         int
