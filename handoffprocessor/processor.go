@@ -300,7 +300,7 @@ func (p *handoffProcessor) shutdownDeadline(ctx context.Context) time.Time {
 	now := time.Now()
 	deadline := now.Add(p.cfg.ShutdownTimeout)
 	if d, ok := ctx.Deadline(); ok {
-		d = d.Add(-min(d.Sub(now)/10, 500*time.Millisecond))
+		d = d.Add(-min(max(d.Sub(now), 0)/10, 500*time.Millisecond))
 		if d.Before(deadline) {
 			deadline = d
 		}
