@@ -419,3 +419,41 @@ func TestZeroTraceIDForwardedAndCounted(t *testing.T) {
 	metadatatest.AssertEqualProcessorHandoffInvalidTraceIDSpans(t, h.tt, dps(18), ignoreTime)
 	metadatatest.AssertEqualProcessorHandoffLateSpans(t, h.tt, lateDPs(0), ignoreTime)
 }
+
+// The synchronous paths obey the bounds too: evictions inside ConsumeTraces and the
+// EndOfInput flush leave in several bounded batches before the call returns.
+func TestSynchronousReleasesAreBatched(t *testing.T) {
+	lim := ReleaseConfig{MaxBatchSpans: 2 * 11, MaxBatchBytes: 3 << 20} // two assembled traces
+	sink := new(consumertest.TracesSink)
+	h := newHarness(t, testConfig(func(c *Config) {
+		c.NumShards, c.NumTraces = 1, 5
+		c.Release = lim
+	}), sink, true)
+
+	tds, keys := copiesOf(t, adkOK, 10)
+	for _, td := range tds[:5] {
+		h.consume(td)
+	}
+	require.Zero(t, sink.SpanCount())
+	// One request with five new traces: each evicts one of the five buffered.
+	req := ptrace.NewTraces()
+	for _, td := range tds[5:] {
+		td.ResourceSpans().MoveAndAppendTo(req.ResourceSpans())
+	}
+	h.consume(req)
+	require.Equal(t, 5*11, sink.SpanCount(), "evicted inside ConsumeTraces")
+	perBatch := requireBounded(t, sink.AllTraces(), lim)
+	require.Equal(t, []int{2, 2, 1}, perBatch)
+	out := sinkSpans(sink)
+
+	sink.Reset()
+	require.NoError(t, h.p.EndOfInput(context.Background()))
+	require.Equal(t, 5*11, sink.SpanCount(), "released inside EndOfInput")
+	perBatch = requireBounded(t, sink.AllTraces(), lim)
+	require.Equal(t, []int{2, 2, 1}, perBatch)
+	requireExactlyOnce(t, keys, append(out, sinkSpans(sink)...))
+	h.assertMetrics(wantMetrics{
+		released:      map[string]int64{triggerEvicted: 5, triggerEndOfInput: 5},
+		spansReleased: 100, handoffs: 10, evicted: 5,
+	})
+}
