@@ -296,14 +296,25 @@ func (s *shard) flush() {
 		}
 		if ctx.Err() != nil {
 			s.p.dropReleases(chunk)
-			s.p.dropReleases(s.takeAll(triggerShutdown))
+			s.dropBuffered()
 			return
 		}
 		if !s.hand(ctx, chunk) {
-			s.p.dropReleases(s.takeAll(triggerShutdown))
+			s.dropBuffered()
 			return
 		}
 	}
+}
+
+// dropBuffered counts every trace still buffered as dropped at shutdown and forgets them.
+func (s *shard) dropBuffered() {
+	var spans int64
+	for _, t := range s.traces {
+		spans += int64(t.spans)
+	}
+	s.p.dropped(int64(len(s.traces)), spans)
+	clear(s.traces)
+	s.arrival = nil
 }
 
 // takeChunk takes the oldest buffered traces, up to release.max_batch_spans spans (at
