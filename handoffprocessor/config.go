@@ -29,6 +29,11 @@ type Config struct {
 	NumShards int `mapstructure:"num_shards"`
 	// LateSpanCacheSize is how many released trace ids are remembered to recognize late spans.
 	LateSpanCacheSize int `mapstructure:"late_span_cache_size"`
+	// Release bounds the batches sent downstream.
+	Release ReleaseConfig `mapstructure:"release"`
+	// ShutdownTimeout bounds the shutdown flush; the shutdown context's deadline, when
+	// earlier, wins.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// Content limits what is copied into HANDOFF spans.
 	Content ContentConfig `mapstructure:"content"`
 	// Chains overrides fallback chains per normalized field (empty = default chain).
@@ -40,7 +45,30 @@ type Config struct {
 // defaultContentPolicy: HANDOFF spans carry content with secrets masked.
 const defaultContentPolicy = string(agentgraph.ContentRedact)
 
-// ContentConfig decides what of the agents' content HANDOFF spans carry.
+// ReleaseConfig bounds each batch of assembled traces handed downstream (one ConsumeTraces).
+// A trace is never split: one over a bound leaves alone in its batch.
+type ReleaseConfig struct {
+	// MaxBatchSpans caps the spans of one batch, HANDOFF spans included.
+	MaxBatchSpans int `mapstructure:"max_batch_spans"`
+	// MaxBatchBytes caps the OTLP protobuf size of one batch, HANDOFF spans included.
+	MaxBatchBytes int `mapstructure:"max_batch_bytes"`
+
+	_ struct{}
+}
+
+// Upper bounds of the config: beyond them a value is a typo, not a sizing choice, and
+// would make the processor allocate (ring, shards) or hold far more than any host has.
+const (
+	maxNumShards         = 1024
+	maxNumTraces         = 10_000_000
+	maxLateSpanCacheSize = 10_000_000
+	maxSpansPerTrace     = 10_000_000
+	maxBatchSpansLimit   = 1_000_000
+	// maxBatchBytesLimit: 256 MiB; a downstream gRPC receiver takes 4 MiB by default.
+	maxBatchBytesLimit = 256 << 20
+)
+
+// ContentConfig limits and redacts content copied into HANDOFF spans.
 type ContentConfig struct {
 	// Policy is redact (default: content copied with what the built-in detectors and the
 	// redact patterns find masked), copy (as it is) or omit (no content attributes, only
@@ -71,20 +99,21 @@ func (c *Config) Validate() error {
 	} else if c.MaxWait < c.QuietPeriod {
 		errs = append(errs, fmt.Errorf("max_wait (%s) must be at least quiet_period (%s)", c.MaxWait, c.QuietPeriod))
 	}
-	if c.NumTraces <= 0 {
-		errs = append(errs, errors.New("num_traces must be greater than 0"))
-	}
-	if c.MaxSpansPerTrace <= 0 {
-		errs = append(errs, errors.New("max_spans_per_trace must be greater than 0"))
-	}
+	errs = append(errs, inRange("num_traces", c.NumTraces, 1, maxNumTraces))
+	errs = append(errs, inRange("max_spans_per_trace", c.MaxSpansPerTrace, 1, maxSpansPerTrace))
 	if c.MaxTraceSizeBytes < 0 {
 		errs = append(errs, errors.New("max_trace_size_bytes must not be negative (0 = no bound)"))
 	}
 	if c.NumShards < 0 {
-		errs = append(errs, errors.New("num_shards must not be negative"))
+		errs = append(errs, errors.New("num_shards must not be negative (0 = one per CPU)"))
+	} else if c.NumShards > maxNumShards {
+		errs = append(errs, fmt.Errorf("num_shards (%d) must be at most %d", c.NumShards, maxNumShards))
 	}
-	if c.LateSpanCacheSize <= 0 {
-		errs = append(errs, errors.New("late_span_cache_size must be greater than 0"))
+	errs = append(errs, inRange("late_span_cache_size", c.LateSpanCacheSize, 1, maxLateSpanCacheSize))
+	errs = append(errs, inRange("release.max_batch_spans", c.Release.MaxBatchSpans, 1, maxBatchSpansLimit))
+	errs = append(errs, inRange("release.max_batch_bytes", c.Release.MaxBatchBytes, 1, maxBatchBytesLimit))
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("shutdown_timeout must be greater than 0"))
 	}
 	if c.Content.MaxBytes < 0 {
 		errs = append(errs, errors.New("content.max_bytes must not be negative"))
@@ -101,6 +130,19 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// inRange reports a field outside [lo, hi], or nil.
+func inRange(field string, v, lo, hi int) error {
+	switch {
+	case v < lo && lo == 1:
+		return fmt.Errorf("%s must be greater than 0", field)
+	case v < lo:
+		return fmt.Errorf("%s (%d) must be at least %d", field, v, lo)
+	case v > hi:
+		return fmt.Errorf("%s (%d) must be at most %d", field, v, hi)
+	}
+	return nil
 }
 
 // contentPolicy compiles the content settings (validated already).

@@ -32,6 +32,8 @@ func TestLoadConfig(t *testing.T) {
 				MaxSpansPerTrace:  2000,
 				NumShards:         4,
 				LateSpanCacheSize: 1000,
+				Release:           ReleaseConfig{MaxBatchSpans: 2000, MaxBatchBytes: 1 << 20},
+				ShutdownTimeout:   20 * time.Second,
 				Content: ContentConfig{
 					Policy:   "omit",
 					MaxBytes: 1024,
@@ -64,14 +66,22 @@ func TestDefaultConfigIsValid(t *testing.T) {
 // unmarshaler for unknown keys, by Validate otherwise) with a message naming the field.
 func TestInvalidConfigs(t *testing.T) {
 	tests := map[string]string{
-		"invalid_quiet_period.yaml":                "quiet_period must be greater than 0",
-		"invalid_max_wait_below_quiet_period.yaml": "max_wait (5s) must be at least quiet_period (10s)",
-		"invalid_num_traces.yaml":                  "num_traces must be greater than 0",
-		"invalid_max_spans_per_trace.yaml":         "max_spans_per_trace must be greater than 0",
-		"invalid_max_trace_size_bytes.yaml":        "max_trace_size_bytes must not be negative (0 = no bound)",
-		"invalid_redact_regex.yaml":                "content.redact[1]: error parsing regexp: missing closing ): `(unclosed`",
-		"invalid_content_policy.yaml":              `content.policy: must be one of copy, redact, omit, got "mask"`,
-		"invalid_unknown_key.yaml":                 "has invalid keys: quiet_periode",
+		"invalid_quiet_period.yaml":                 "quiet_period must be greater than 0",
+		"invalid_max_wait_below_quiet_period.yaml":  "max_wait (5s) must be at least quiet_period (10s)",
+		"invalid_num_traces.yaml":                   "num_traces must be greater than 0",
+		"invalid_max_spans_per_trace.yaml":          "max_spans_per_trace must be greater than 0",
+		"invalid_max_trace_size_bytes.yaml":         "max_trace_size_bytes must not be negative (0 = no bound)",
+		"invalid_redact_regex.yaml":                 "content.redact[1]: error parsing regexp: missing closing ): `(unclosed`",
+		"invalid_unknown_key.yaml":                  "has invalid keys: quiet_periode",
+		"invalid_content_policy.yaml":               `content.policy: must be one of copy, redact, omit, got "mask"`,
+		"invalid_num_shards.yaml":                   "num_shards (5000) must be at most 1024",
+		"invalid_late_span_cache_size.yaml":         "late_span_cache_size (20000000) must be at most 10000000",
+		"invalid_num_traces_cap.yaml":               "num_traces (10000001) must be at most 10000000",
+		"invalid_max_spans_per_trace_cap.yaml":      "max_spans_per_trace (20000000) must be at most 10000000",
+		"invalid_release_max_batch_spans.yaml":      "release.max_batch_spans must be greater than 0",
+		"invalid_release_max_batch_bytes.yaml":      "release.max_batch_bytes (1073741824) must be at most 268435456",
+		"invalid_release_max_batch_bytes_zero.yaml": "release.max_batch_bytes must be greater than 0",
+		"invalid_shutdown_timeout.yaml":             "shutdown_timeout must be greater than 0",
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {

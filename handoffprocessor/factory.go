@@ -24,7 +24,14 @@ func createDefaultConfig() component.Config {
 		NumTraces:         10000,
 		MaxSpansPerTrace:  10000,
 		LateSpanCacheSize: 100000,
-		Content:           ContentConfig{Policy: defaultContentPolicy, MaxBytes: 4096},
+		Release: ReleaseConfig{
+			MaxBatchSpans: 8192,
+			// 3 MiB: a downstream OTLP/gRPC receiver rejects messages over 4 MiB by default.
+			MaxBatchBytes: 3 << 20,
+		},
+		// Leaves the exporters most of Kubernetes' default 30 s grace period.
+		ShutdownTimeout: 10 * time.Second,
+		Content:         ContentConfig{Policy: defaultContentPolicy, MaxBytes: 4096},
 	}
 }
 

@@ -32,9 +32,11 @@ func BenchmarkPipeline(b *testing.B) {
 			map[string]any{"action": "EXPECT_AGENT_BUDGET", "agentName": "triage", "maxDurationMs": 600000},
 			map[string]any{"action": "EXPECT_DELEGATION_TO", "agentName": "triage", "maxInvocations": 100},
 		}},
-		map[string]any{"name": "tests", "expected_result": `status == "completed"`,
+		map[string]any{
+			"name": "tests", "expected_result": `status == "completed"`,
 			"expected_tool_calls":    []any{"get_weather", "get_weather: invocations >= 1"},
-			"expected_no_tool_calls": []any{"delete_everything"}, "expected_tool_call_order": []any{"get_weather"}},
+			"expected_no_tool_calls": []any{"delete_everything"}, "expected_tool_call_order": []any{"get_weather"},
+		},
 	}}).Unmarshal(ecfg); err != nil {
 		b.Fatal(err)
 	}

@@ -3,9 +3,11 @@ package handoffprocessor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -28,9 +30,21 @@ type handoffProcessor struct {
 
 	seed         maphash.Seed
 	shards       []*shard
-	releaseQueue chan []release
+	releaseQueue chan releaseChunk
 	shardWG      sync.WaitGroup
 	workerWG     sync.WaitGroup
+
+	// runCtx is the context of timed releases; cancelling it (stop) when the shutdown
+	// budget runs out stops every send in progress. flushCtx, its child with the shutdown
+	// deadline, is set by Shutdown before the shards are closed.
+	runCtx   context.Context
+	stop     context.CancelFunc
+	flushCtx context.Context
+
+	// Traces and spans held (buffered or queued for release), mirrored from the gauges
+	// for the shutdown log; and what the shutdown budget left unforwarded.
+	heldTraces, heldSpans       atomic.Int64
+	droppedTraces, droppedSpans atomic.Int64
 
 	// mu guards closed: ConsumeTraces holds it shared while it talks to the shards.
 	mu           sync.RWMutex
@@ -60,9 +74,10 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 		policy:       cfg.contentPolicy(),
 		now:          time.Now,
 		seed:         maphash.MakeSeed(),
-		releaseQueue: make(chan []release, 2*numShards),
+		releaseQueue: make(chan releaseChunk, 2*numShards),
 		done:         make(chan struct{}),
 	}
+	p.runCtx, p.stop = context.WithCancel(context.Background())
 	perShard := max(1, (cfg.NumTraces+numShards-1)/numShards)
 	lateCache := max(1, (cfg.LateSpanCacheSize+numShards-1)/numShards)
 	for range numShards {
@@ -93,13 +108,30 @@ func (p *handoffProcessor) Start(context.Context, component.Host) error {
 	}
 	p.logger.Info("handoff processor started",
 		zap.Int("shards", len(p.shards)), zap.Duration("quiet_period", p.cfg.QuietPeriod),
-		zap.Duration("max_wait", p.cfg.MaxWait), zap.Int("num_traces", p.cfg.NumTraces))
+		zap.Duration("max_wait", p.cfg.MaxWait), zap.Int("num_traces", p.cfg.NumTraces),
+		zap.Int("release_max_batch_spans", p.cfg.Release.MaxBatchSpans),
+		zap.Int("release_max_batch_bytes", p.cfg.Release.MaxBatchBytes),
+		zap.Duration("shutdown_timeout", p.cfg.ShutdownTimeout))
 	return nil
 }
 
+// hold moves the traces_in_memory / spans_in_memory gauges: up when a trace or span is
+// buffered, down when it is handed downstream or dropped at shutdown.
+func (p *handoffProcessor) hold(traces, spans int64) {
+	if traces != 0 {
+		p.heldTraces.Add(traces)
+		p.telemetry.tracesInMemory(traces)
+	}
+	if spans != 0 {
+		p.heldSpans.Add(spans)
+		p.telemetry.spansInMemory(spans)
+	}
+}
+
 // ConsumeTraces buffers spans per trace. Traces released early by this batch (evicted or
-// too large) and late spans are forwarded before it returns, so their downstream errors
-// reach the caller; completed traces leave from the release workers.
+// too large), late spans and spans without a trace id are forwarded before it returns, in
+// bounded batches, so their downstream errors reach the caller; completed traces leave
+// from the release workers.
 func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	frags := splitByTrace(td)
 	if p.cfg.MaxTraceSizeBytes > 0 {
@@ -114,10 +146,10 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		return p.forwardUnbuffered(ctx, frags)
 	}
 	perShard := make([][]*fragment, len(p.shards))
-	var out []*fragment
+	var invalid []*fragment
 	for _, f := range frags {
 		if f.id.IsEmpty() {
-			out = append(out, f) // no trace id: nothing to assemble, forward as is
+			invalid = append(invalid, f) // no trace to assemble it into
 			continue
 		}
 		i := maphash.Comparable(p.seed, f.id) % uint64(len(p.shards))
@@ -150,64 +182,80 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	p.mu.RUnlock()
 
-	batch := ptrace.NewTraces()
-	for _, f := range out {
-		f.data.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
+	units := make([]unit, 0, len(invalid)+len(late)+len(releases))
+	units = append(units, p.passInvalid(ctx, invalid)...)
+	units = append(units, p.passLate(ctx, late)...)
+	for _, r := range releases {
+		units = append(units, p.assembleOne(r))
 	}
-	for _, f := range late {
-		markSpans(f.data, agentgraph.AttrLateSpan)
-		p.telemetry.lateSpans(ctx, f.spans)
-		f.data.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
-	}
-	if len(releases) > 0 {
-		var assembled ptrace.Traces
-		ctx, assembled = p.assemble(ctx, releases)
-		assembled.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
-	}
-	if batch.ResourceSpans().Len() == 0 {
-		return nil
-	}
-	return p.next.ConsumeTraces(ctx, batch)
+	return p.forwardSync(ctx, units)
 }
 
-// forwardUnbuffered passes spans straight through before Start and after Shutdown:
-// nothing is ever dropped. They count as late spans (not assembled).
-func (p *handoffProcessor) forwardUnbuffered(ctx context.Context, frags []*fragment) error {
-	batch := ptrace.NewTraces()
+// passInvalid marks and counts spans with an all-zero trace id: they belong to no trace,
+// so they are forwarded as they came, and the assertion exporter must not judge them.
+func (p *handoffProcessor) passInvalid(ctx context.Context, frags []*fragment) []unit {
+	units := make([]unit, 0, len(frags))
+	for _, f := range frags {
+		markSpans(f.data, agentgraph.AttrInvalidTraceID)
+		p.telemetry.invalidTraceIDSpans(ctx, f.spans)
+		units = append(units, passThroughUnit(f))
+	}
+	return units
+}
+
+// passLate marks and counts spans forwarded outside their trace.
+func (p *handoffProcessor) passLate(ctx context.Context, frags []*fragment) []unit {
+	units := make([]unit, 0, len(frags))
 	for _, f := range frags {
 		markSpans(f.data, agentgraph.AttrLateSpan)
 		p.telemetry.lateSpans(ctx, f.spans)
-		f.data.ResourceSpans().MoveAndAppendTo(batch.ResourceSpans())
+		units = append(units, passThroughUnit(f))
 	}
-	if batch.ResourceSpans().Len() == 0 {
-		return nil
-	}
-	return p.next.ConsumeTraces(ctx, batch)
+	return units
 }
 
-// releaseWorker assembles and forwards the batches the shards release on their deadlines
-// and on shutdown.
-func (p *handoffProcessor) releaseWorker() {
-	defer p.workerWG.Done()
-	for batch := range p.releaseQueue {
-		ctx, td := p.assemble(context.Background(), batch)
-		if err := p.next.ConsumeTraces(ctx, td); err != nil {
-			p.telemetry.releaseFailures(ctx, td.SpanCount())
-			p.logger.Error("downstream rejected released traces",
-				zap.Int("traces", len(batch)), zap.Int("spans", td.SpanCount()), zap.Error(err))
+// forwardUnbuffered passes spans straight through before Start and after Shutdown:
+// nothing is ever dropped. They count as late spans (not assembled), or as spans without
+// a trace id.
+func (p *handoffProcessor) forwardUnbuffered(ctx context.Context, frags []*fragment) error {
+	var invalid, late []*fragment
+	for _, f := range frags {
+		if f.id.IsEmpty() {
+			invalid = append(invalid, f)
+		} else {
+			late = append(late, f)
 		}
 	}
+	return p.forwardSync(ctx, append(p.passInvalid(ctx, invalid), p.passLate(ctx, late)...))
 }
 
-// Shutdown stops intake, releases every buffered trace (marked incomplete) and waits for
-// the release workers, bounded by ctx. It is idempotent.
+// releaseWorker assembles and forwards the chunks the shards release on their deadlines
+// and on shutdown, one bounded batch at a time.
+func (p *handoffProcessor) releaseWorker() {
+	defer p.workerWG.Done()
+	for chunk := range p.releaseQueue {
+		p.forwardReleased(chunk.ctx, chunk.releases)
+	}
+}
+
+// Shutdown stops intake, releases every buffered trace (marked incomplete) in bounded
+// batches and waits for the release workers, within min(ctx deadline, shutdown_timeout).
+// When that budget runs out it stops sending, counts and logs what was not forwarded and
+// returns an error; the goroutines end as soon as the downstream calls in progress
+// return (their context is cancelled). It is idempotent.
 func (p *handoffProcessor) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() {
 		p.mu.Lock()
 		wasStarted := p.started
 		p.closed = true
+		var cancelFlush context.CancelFunc
+		p.flushCtx, cancelFlush = context.WithDeadline(p.runCtx, p.shutdownDeadline(ctx))
 		p.mu.Unlock()
 		go func() {
+			// done first: a Shutdown waiting on both must see the flush finished, not
+			// cancelled.
+			defer p.stop()
+			defer cancelFlush()
 			defer close(p.done)
 			if wasStarted {
 				for _, s := range p.shards {
@@ -229,9 +277,73 @@ func (p *handoffProcessor) Shutdown(ctx context.Context) error {
 	case <-p.done:
 		p.logger.Info("handoff processor stopped")
 		return nil
+	case <-p.flushCtx.Done():
 	case <-ctx.Done():
-		return errors.Join(errors.New("handoff processor: shutdown timed out before every buffered trace was released"), ctx.Err())
 	}
+	select {
+	case <-p.done:
+		// Finished at the last moment; or because the budget ran out and the shards
+		// dropped the rest: that must not pass for success.
+		if p.droppedTraces.Load() > 0 {
+			return p.budgetSpent(ctx)
+		}
+		p.logger.Info("handoff processor stopped")
+		return nil
+	default:
+	}
+	return p.abandonFlush(ctx)
+}
+
+// shutdownDeadline is when the flush must stop: shutdown_timeout from now, or earlier when
+// ctx says so, keeping a little of ctx's time to count and log what was left.
+func (p *handoffProcessor) shutdownDeadline(ctx context.Context) time.Time {
+	now := time.Now()
+	deadline := now.Add(p.cfg.ShutdownTimeout)
+	if d, ok := ctx.Deadline(); ok {
+		d = d.Add(-min(max(d.Sub(now), 0)/10, 500*time.Millisecond))
+		if d.Before(deadline) {
+			deadline = d
+		}
+	}
+	return deadline
+}
+
+// abandonFlush stops the flush when the shutdown budget ran out: every send in progress is
+// cancelled, the shards count what they still hold as dropped, and so do the chunks still
+// queued. A worker blocked in a downstream call that ignores cancellation counts the rest
+// of its chunk as dropped once the call returns.
+func (p *handoffProcessor) abandonFlush(ctx context.Context) error {
+	p.stop()
+	// The shards only wait on the (now cancelled) queue hand-off: they end at once.
+	p.shardWG.Wait()
+	for drained := false; !drained; {
+		select {
+		case chunk, ok := <-p.releaseQueue:
+			if !ok {
+				drained = true
+				break
+			}
+			p.dropReleases(chunk.releases)
+		default:
+			drained = true
+		}
+	}
+	return p.budgetSpent(ctx)
+}
+
+// budgetSpent logs and returns what the shutdown budget left unforwarded.
+func (p *handoffProcessor) budgetSpent(ctx context.Context) error {
+	traces, spans := p.droppedTraces.Load(), p.droppedSpans.Load()
+	inFlight := p.heldTraces.Load()
+	p.logger.Error("handoff processor: shutdown budget ran out before every buffered trace was forwarded",
+		zap.Duration("shutdown_timeout", p.cfg.ShutdownTimeout),
+		zap.Int64("traces_dropped", traces), zap.Int64("spans_dropped", spans),
+		zap.Int64("traces_with_blocked_release_workers", inFlight))
+	err := fmt.Errorf("handoff processor: shutdown timed out: %d traces (%d spans) not forwarded, %d more held by release workers blocked downstream", traces, spans, inFlight)
+	if ctx.Err() != nil {
+		err = errors.Join(err, ctx.Err())
+	}
+	return err
 }
 
 // EndOfInput is implemented by the handoff processor for in-process replays (handoffcheck):
@@ -259,11 +371,11 @@ func (p *handoffProcessor) EndOfInput(ctx context.Context) error {
 		releases = append(releases, (<-reply).releases...)
 	}
 	p.mu.RUnlock()
-	if len(releases) == 0 {
-		return nil
+	units := make([]unit, 0, len(releases))
+	for _, r := range releases {
+		units = append(units, p.assembleOne(r))
 	}
-	ctx, td := p.assemble(ctx, releases)
-	return p.next.ConsumeTraces(ctx, td)
+	return p.forwardSync(ctx, units)
 }
 
 // tick makes every shard release what is due now (tests drive time through p.now).

@@ -129,12 +129,14 @@ func benchTargets() []benchTarget {
 		}},
 		{name: "groupbytrace", create: func(b *testing.B, next consumer.Traces) processor.Traces {
 			return contrib(b, groupbytraceprocessor.NewFactory(), map[string]any{
-				"wait_duration": "5ms", "num_traces": 100000, "num_workers": 2}, next)
+				"wait_duration": "5ms", "num_traces": 100000, "num_workers": 2,
+			}, next)
 		}},
 		{name: "tail_sampling", create: func(b *testing.B, next consumer.Traces) processor.Traces {
 			return contrib(b, tailsamplingprocessor.NewFactory(), map[string]any{
 				"decision_wait": "5ms", "num_traces": 100000,
-				"policies": []any{map[string]any{"name": "all", "type": "always_sample"}}}, next)
+				"policies": []any{map[string]any{"name": "all", "type": "always_sample"}},
+			}, next)
 		}},
 	}
 }

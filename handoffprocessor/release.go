@@ -2,52 +2,226 @@ package handoffprocessor
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
 
-// assemble builds the delegation DAG of each released trace, adds its HANDOFF spans, marks
-// incomplete traces, and returns all of them as one batch, with a context that carries
-// the graphs downstream (agentgraph.SharedGraph) so the assertion exporter need not
-// rebuild them.
-func (p *handoffProcessor) assemble(ctx context.Context, batch []release) (context.Context, ptrace.Traces) {
-	out := ptrace.NewTraces()
-	now := p.now()
-	graphs := make(map[pcommon.TraceID]agentgraph.Shared, len(batch))
-	for _, r := range batch {
-		t := r.trace
-		began := time.Now()
-		g := agentgraph.Build(t.id, agentgraph.SpansOf(t.data)[t.id], p.graphOpts)
-		added := agentgraph.AppendHandoffs(g, t.data, p.policy)
-		// Complete: the root arrived (and the quiet period passed, or the input ended) and no
-		// span misses its parent. Orphans mean part of the trace is elsewhere: sent before a
-		// restart, or to another instance.
-		reason := r.trigger
-		complete := r.trigger == triggerRoot || (r.trigger == triggerEndOfInput && t.rootSeen)
-		if complete && g.Orphans > 0 {
-			complete, reason = false, reasonOrphans
-		}
-		if !complete && g.RootSpan != nil {
-			attrs := g.RootSpan.Span.Attributes()
-			attrs.PutBool(agentgraph.AttrTraceComplete, false)
-			attrs.PutStr(agentgraph.AttrReleaseReason, reason)
-		}
-		p.telemetry.released(ctx, releaseStats{
+// unit is one indivisible piece of a downstream batch: an assembled trace, or spans passed
+// through outside any trace (late spans, spans without a trace id).
+type unit struct {
+	data  ptrace.Traces
+	spans int // spans leaving, HANDOFF spans included
+	bytes int // OTLP protobuf size of data
+
+	// Set for an assembled trace only.
+	trace  *pendingTrace
+	shared agentgraph.Shared
+	stats  releaseStats
+}
+
+// assembleOne builds the delegation DAG of a released trace, adds its HANDOFF spans, marks
+// it incomplete when it is, and sizes the result.
+func (p *handoffProcessor) assembleOne(r release) unit {
+	t := r.trace
+	began := time.Now()
+	g := agentgraph.Build(t.id, agentgraph.SpansOf(t.data)[t.id], p.graphOpts)
+	added := agentgraph.AppendHandoffs(g, t.data, p.policy)
+	// Complete: the root arrived (and the quiet period passed, or the input ended) and no
+	// span misses its parent. Orphans mean part of the trace is elsewhere: sent before a
+	// restart, or to another instance.
+	reason := r.trigger
+	complete := r.trigger == triggerRoot || (r.trigger == triggerEndOfInput && t.rootSeen)
+	if complete && g.Orphans > 0 {
+		complete, reason = false, reasonOrphans
+	}
+	if !complete && g.RootSpan != nil {
+		attrs := g.RootSpan.Span.Attributes()
+		attrs.PutBool(agentgraph.AttrTraceComplete, false)
+		attrs.PutStr(agentgraph.AttrReleaseReason, reason)
+	}
+	var sizer ptrace.ProtoMarshaler
+	return unit{
+		data:   t.data,
+		spans:  t.spans + added,
+		bytes:  sizer.TracesSize(t.data),
+		trace:  t,
+		shared: agentgraph.Shared{Graph: g, Spans: t.spans + added},
+		stats: releaseStats{
 			trigger:     r.trigger,
 			spans:       t.spans,
 			handoffs:    added,
 			orphans:     g.Orphans,
 			duplicates:  g.Duplicates,
 			brokenLinks: g.BrokenLinks,
-			hold:        now.Sub(t.first),
+			hold:        p.now().Sub(t.first),
 			assembly:    time.Since(began),
-		})
-		graphs[t.id] = agentgraph.Shared{Graph: g, Spans: t.spans + added}
-		t.data.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+		},
 	}
-	return agentgraph.ContextWithGraphs(ctx, p.graphOpts, graphs), out
+}
+
+// passThroughUnit wraps spans forwarded outside a trace as a unit.
+func passThroughUnit(f *fragment) unit {
+	var sizer ptrace.ProtoMarshaler
+	return unit{data: f.data, spans: f.spans, bytes: sizer.TracesSize(f.data)}
+}
+
+// batch is what one downstream ConsumeTraces carries.
+type batch struct {
+	td     ptrace.Traces
+	spans  int
+	bytes  int
+	units  []unit // moved into td already; kept for telemetry and the gauges
+	traces int    // assembled traces among units
+}
+
+// batcher packs units into batches bounded by release.max_batch_spans and
+// release.max_batch_bytes. A unit over a bound leaves alone: a trace is never split.
+// Sizes add up exactly: a batch is the concatenation of its units' resource spans.
+type batcher struct {
+	p   *handoffProcessor
+	cur *batch
+	// send delivers one full batch; its error is collected, the next batches still go.
+	send func(*batch) error
+	errs []error
+}
+
+func (b *batcher) add(u unit) {
+	lim := b.p.cfg.Release
+	if b.cur != nil && (b.cur.spans+u.spans > lim.MaxBatchSpans || b.cur.bytes+u.bytes > lim.MaxBatchBytes) {
+		b.flush()
+	}
+	if b.cur == nil {
+		b.cur = &batch{td: ptrace.NewTraces()}
+	}
+	u.data.ResourceSpans().MoveAndAppendTo(b.cur.td.ResourceSpans())
+	b.cur.spans += u.spans
+	b.cur.bytes += u.bytes
+	if u.trace != nil {
+		b.cur.traces++
+	}
+	b.cur.units = append(b.cur.units, u)
+}
+
+// flush sends the batch being filled, if any.
+func (b *batcher) flush() {
+	if b.cur == nil {
+		return
+	}
+	cur := b.cur
+	b.cur = nil
+	if err := b.send(cur); err != nil {
+		b.errs = append(b.errs, err)
+	}
+}
+
+// pending takes back the batch being filled (not sent), for counting what was dropped.
+func (b *batcher) pending() *batch {
+	cur := b.cur
+	b.cur = nil
+	return cur
+}
+
+func (b *batcher) err() error { return errors.Join(b.errs...) }
+
+// deliver hands one batch downstream: the traces leave the gauges, their release is
+// counted, and the graphs ride along in the context (agentgraph.SharedGraph) so the
+// assertion exporter need not rebuild them.
+func (p *handoffProcessor) deliver(ctx context.Context, bt *batch) error {
+	var graphs map[pcommon.TraceID]agentgraph.Shared
+	heldSpans := 0
+	for _, u := range bt.units {
+		if u.trace == nil {
+			continue
+		}
+		if graphs == nil {
+			graphs = make(map[pcommon.TraceID]agentgraph.Shared, bt.traces)
+		}
+		graphs[u.trace.id] = u.shared
+		heldSpans += u.trace.spans
+		p.telemetry.released(ctx, u.stats)
+	}
+	p.hold(-int64(bt.traces), -int64(heldSpans))
+	if graphs != nil {
+		ctx = agentgraph.ContextWithGraphs(ctx, p.graphOpts, graphs)
+	}
+	return p.next.ConsumeTraces(ctx, bt.td)
+}
+
+// forwardSync sends units downstream from the caller's goroutine (ConsumeTraces,
+// EndOfInput, pass-through), in bounded batches; every batch is tried, and the errors
+// go back to the caller, whose client retries.
+func (p *handoffProcessor) forwardSync(ctx context.Context, units []unit) error {
+	b := batcher{p: p, send: func(bt *batch) error { return p.deliver(ctx, bt) }}
+	for _, u := range units {
+		b.add(u)
+	}
+	b.flush()
+	return b.err()
+}
+
+// forwardReleased assembles and sends a chunk released by a shard on its deadlines or at
+// shutdown (release workers). Nobody waits for the result: a rejection is counted and
+// logged. Once ctx is done (the shutdown budget ran out) nothing more is sent, and what
+// is left of the chunk is counted as dropped.
+func (p *handoffProcessor) forwardReleased(ctx context.Context, rs []release) {
+	b := batcher{p: p, send: func(bt *batch) error {
+		if ctx.Err() != nil {
+			p.dropUnits(bt.units)
+			return nil
+		}
+		if err := p.deliver(ctx, bt); err != nil {
+			p.telemetry.releaseFailures(ctx, bt.spans, bt.traces)
+			p.logger.Error("downstream rejected released traces",
+				zap.Int("traces", bt.traces), zap.Int("spans", bt.spans), zap.Int("bytes", bt.bytes), zap.Error(err))
+		}
+		return nil
+	}}
+	for i, r := range rs {
+		if ctx.Err() != nil {
+			if cur := b.pending(); cur != nil {
+				p.dropUnits(cur.units)
+			}
+			p.dropReleases(rs[i:])
+			return
+		}
+		b.add(p.assembleOne(r))
+	}
+	b.flush()
+}
+
+// dropUnits counts assembled traces that will not be forwarded (shutdown budget spent).
+func (p *handoffProcessor) dropUnits(us []unit) {
+	var traces, spans int64
+	for _, u := range us {
+		if u.trace != nil {
+			traces++
+			spans += int64(u.trace.spans)
+		}
+	}
+	p.dropped(traces, spans)
+}
+
+// dropReleases counts released traces that will not be forwarded (shutdown budget spent).
+func (p *handoffProcessor) dropReleases(rs []release) {
+	var spans int64
+	for _, r := range rs {
+		spans += int64(r.trace.spans)
+	}
+	p.dropped(int64(len(rs)), spans)
+}
+
+func (p *handoffProcessor) dropped(traces, spans int64) {
+	if traces == 0 {
+		return
+	}
+	p.hold(-traces, -spans)
+	p.droppedTraces.Add(traces)
+	p.droppedSpans.Add(spans)
+	p.telemetry.droppedOnShutdown(traces, spans)
 }

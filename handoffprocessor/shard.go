@@ -2,6 +2,7 @@ package handoffprocessor
 
 import (
 	"container/heap"
+	"context"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -49,6 +50,14 @@ func (t *pendingTrace) deadline() (time.Time, string) {
 type release struct {
 	trace   *pendingTrace
 	trigger string
+}
+
+// releaseChunk is what a shard hands a release worker: traces bounded by
+// release.max_batch_spans (one trace over it goes alone), and the context of their
+// sending (done when the shutdown budget runs out).
+type releaseChunk struct {
+	ctx      context.Context
+	releases []release
 }
 
 type deadlineEntry struct {
@@ -124,7 +133,7 @@ func (s *shard) run() {
 		select {
 		case msg, ok := <-s.in:
 			if !ok {
-				s.flushAll()
+				s.flush()
 				return
 			}
 			reply := shardReply{}
@@ -163,12 +172,12 @@ func (s *shard) add(f *fragment, reply *shardReply) {
 		t = &pendingTrace{id: f.id, seq: s.seq, data: ptrace.NewTraces(), first: now, hard: now.Add(s.p.cfg.MaxWait)}
 		s.traces[f.id] = t
 		s.arrival = append(s.arrival, arrival{f.id, t.seq})
-		s.p.telemetry.tracesInMemory(1)
+		s.p.hold(1, 0)
 	}
 	f.data.ResourceSpans().MoveAndAppendTo(t.data.ResourceSpans())
 	t.spans += f.spans
 	t.bytes += f.bytes
-	s.p.telemetry.spansInMemory(int64(f.spans))
+	s.p.hold(0, int64(f.spans))
 	if f.hasRoot {
 		t.rootSeen = true
 	}
@@ -200,12 +209,11 @@ func (s *shard) oldest() *pendingTrace {
 	return nil
 }
 
-// take removes a trace from the buffer and remembers its id for late spans.
+// take removes a trace from the buffer and remembers its id for late spans. It stays in
+// the traces_in_memory / spans_in_memory gauges until it is handed downstream.
 func (s *shard) take(t *pendingTrace, trigger string) release {
 	delete(s.traces, t.id)
 	s.released.add(t.id)
-	s.p.telemetry.tracesInMemory(-1)
-	s.p.telemetry.spansInMemory(-int64(t.spans))
 	s.compactArrivals()
 	return release{trace: t, trigger: trigger}
 }
@@ -225,21 +233,41 @@ func (s *shard) compactArrivals() {
 	s.arrival = live
 }
 
-// releaseDue hands every trace whose deadline passed to the release worker, as one batch.
+// releaseDue hands every trace whose deadline passed to the release workers, in chunks of
+// at most release.max_batch_spans spans.
 func (s *shard) releaseDue() {
 	now := s.p.now()
 	var due []release
+	spans := 0
 	for len(s.deadline) > 0 && !s.deadline[0].at.After(now) {
 		e := heap.Pop(&s.deadline).(deadlineEntry)
 		t := s.traces[e.id]
 		if t == nil || t.version != e.version {
 			continue
 		}
+		if len(due) > 0 && spans+t.spans > s.p.cfg.Release.MaxBatchSpans {
+			s.hand(s.p.runCtx, due)
+			due, spans = nil, 0
+		}
 		_, trigger := t.deadline()
 		due = append(due, s.take(t, trigger))
+		spans += t.spans
 	}
 	if len(due) > 0 {
-		s.p.releaseQueue <- due
+		s.hand(s.p.runCtx, due)
+	}
+}
+
+// hand queues a chunk for the release workers, waiting while they are busy
+// (backpressure). When ctx is done first (the shutdown budget ran out) the chunk is
+// counted as dropped and false returned.
+func (s *shard) hand(ctx context.Context, chunk []release) bool {
+	select {
+	case s.p.releaseQueue <- releaseChunk{ctx: ctx, releases: chunk}:
+		return true
+	case <-ctx.Done():
+		s.p.dropReleases(chunk)
+		return false
 	}
 }
 
@@ -256,11 +284,68 @@ func (s *shard) rearm() {
 	s.timer.Stop()
 }
 
-// flushAll releases every buffered trace in arrival order (shutdown).
-func (s *shard) flushAll() {
-	if all := s.takeAll(triggerShutdown); len(all) > 0 {
-		s.p.releaseQueue <- all
+// flush releases every buffered trace in arrival order (shutdown), one bounded chunk at a
+// time: the release queue's backpressure keeps the chunks on their way to a few. When the
+// shutdown budget runs out, what is left is counted as dropped.
+func (s *shard) flush() {
+	ctx := s.p.flushCtx
+	for {
+		chunk := s.takeChunk(triggerShutdown)
+		if len(chunk) == 0 {
+			return
+		}
+		if ctx.Err() != nil {
+			s.p.dropReleases(chunk)
+			s.dropBuffered()
+			return
+		}
+		if !s.hand(ctx, chunk) {
+			s.dropBuffered()
+			return
+		}
 	}
+}
+
+// dropBuffered counts every trace still buffered as dropped at shutdown and forgets them.
+func (s *shard) dropBuffered() {
+	var spans int64
+	for _, t := range s.traces {
+		spans += int64(t.spans)
+	}
+	s.p.dropped(int64(len(s.traces)), spans)
+	clear(s.traces)
+	s.arrival = nil
+}
+
+// takeChunk takes the oldest buffered traces, up to release.max_batch_spans spans (at
+// least one trace, however large).
+func (s *shard) takeChunk(trigger string) []release {
+	limit := s.p.cfg.Release.MaxBatchSpans
+	var chunk []release
+	spans := 0
+	for spans < limit {
+		t := s.peekOldest()
+		if t == nil || (len(chunk) > 0 && spans+t.spans > limit) {
+			break
+		}
+		s.arrival = s.arrival[1:] // before take, whose compaction may rebuild arrival
+		chunk = append(chunk, s.take(t, trigger))
+		spans += t.spans
+	}
+	return chunk
+}
+
+// peekOldest returns the earliest-arrived trace still buffered, leaving its entry first in
+// the arrival queue.
+func (s *shard) peekOldest() *pendingTrace {
+	for len(s.arrival) > 0 {
+		a := s.arrival[0]
+		if t := s.traces[a.id]; t != nil && t.seq == a.seq {
+			return t
+		}
+		s.arrival = s.arrival[1:]
+	}
+	return nil
 }
 
 // takeAll removes every buffered trace, in arrival order.

@@ -55,6 +55,10 @@ func (t *telemetry) start(numTraces int) {
 	t.tb.ProcessorHandoffDuplicateSpans.Add(ctx, 0)
 	t.tb.ProcessorHandoffBrokenParentLinks.Add(ctx, 0)
 	t.tb.ProcessorHandoffReleaseFailures.Add(ctx, 0)
+	t.tb.ProcessorHandoffReleaseFailedTraces.Add(ctx, 0)
+	t.tb.ProcessorHandoffTracesDroppedOnShutdown.Add(ctx, 0)
+	t.tb.ProcessorHandoffSpansDroppedOnShutdown.Add(ctx, 0)
+	t.tb.ProcessorHandoffInvalidTraceIDSpans.Add(ctx, 0)
 }
 
 func (t *telemetry) shutdown() { t.tb.Shutdown() }
@@ -71,8 +75,21 @@ func (t *telemetry) lateSpans(ctx context.Context, n int) {
 	t.tb.ProcessorHandoffLateSpans.Add(ctx, int64(n), forwarded)
 }
 
-func (t *telemetry) releaseFailures(ctx context.Context, n int) {
-	t.tb.ProcessorHandoffReleaseFailures.Add(ctx, int64(n))
+// releaseFailures counts one batch the downstream consumer rejected.
+func (t *telemetry) releaseFailures(ctx context.Context, spans, traces int) {
+	t.tb.ProcessorHandoffReleaseFailures.Add(ctx, int64(spans))
+	t.tb.ProcessorHandoffReleaseFailedTraces.Add(ctx, int64(traces))
+}
+
+func (t *telemetry) invalidTraceIDSpans(ctx context.Context, n int) {
+	t.tb.ProcessorHandoffInvalidTraceIDSpans.Add(ctx, int64(n))
+}
+
+// droppedOnShutdown counts buffered traces the shutdown budget left unforwarded.
+func (t *telemetry) droppedOnShutdown(traces, spans int64) {
+	ctx := context.Background()
+	t.tb.ProcessorHandoffTracesDroppedOnShutdown.Add(ctx, traces)
+	t.tb.ProcessorHandoffSpansDroppedOnShutdown.Add(ctx, spans)
 }
 
 type releaseStats struct {

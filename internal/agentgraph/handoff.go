@@ -47,6 +47,9 @@ const (
 	// AttrLateSpan marks spans forwarded outside their trace: late ones, and any that
 	// arrived while the processor was not running. They are not assembled or judged again.
 	AttrLateSpan = "handoff.late_span"
+	// AttrInvalidTraceID marks spans whose trace id is all zeros: they belong to no trace,
+	// so they are forwarded as they come, never assembled, and must not be judged.
+	AttrInvalidTraceID = "handoff.invalid_trace_id"
 )
 
 // ContentMode is what a HANDOFF span carries of the content it copies.

@@ -23,25 +23,29 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                               metric.Meter
-	mu                                  sync.Mutex
-	registrations                       []metric.Registration
-	ProcessorHandoffAssemblyLatency     metric.Float64Histogram
-	ProcessorHandoffBrokenParentLinks   metric.Int64Counter
-	ProcessorHandoffConfNumTraces       metric.Int64Gauge
-	ProcessorHandoffDuplicateSpans      metric.Int64Counter
-	ProcessorHandoffHandoffsSynthesized metric.Int64Counter
-	ProcessorHandoffLateSpans           metric.Int64Counter
-	ProcessorHandoffOrphanSpans         metric.Int64Counter
-	ProcessorHandoffReleaseFailures     metric.Int64Counter
-	ProcessorHandoffSpansInMemory       metric.Int64UpDownCounter
-	ProcessorHandoffSpansReleased       metric.Int64Counter
-	ProcessorHandoffTraceHoldTime       metric.Int64Histogram
-	ProcessorHandoffTraceSize           metric.Int64Histogram
-	ProcessorHandoffTracesEvicted       metric.Int64Counter
-	ProcessorHandoffTracesInMemory      metric.Int64UpDownCounter
-	ProcessorHandoffTracesReleased      metric.Int64Counter
-	ProcessorHandoffTracesTooLarge      metric.Int64Counter
+	meter                                   metric.Meter
+	mu                                      sync.Mutex
+	registrations                           []metric.Registration
+	ProcessorHandoffAssemblyLatency         metric.Float64Histogram
+	ProcessorHandoffBrokenParentLinks       metric.Int64Counter
+	ProcessorHandoffConfNumTraces           metric.Int64Gauge
+	ProcessorHandoffDuplicateSpans          metric.Int64Counter
+	ProcessorHandoffHandoffsSynthesized     metric.Int64Counter
+	ProcessorHandoffInvalidTraceIDSpans     metric.Int64Counter
+	ProcessorHandoffLateSpans               metric.Int64Counter
+	ProcessorHandoffOrphanSpans             metric.Int64Counter
+	ProcessorHandoffReleaseFailedTraces     metric.Int64Counter
+	ProcessorHandoffReleaseFailures         metric.Int64Counter
+	ProcessorHandoffSpansDroppedOnShutdown  metric.Int64Counter
+	ProcessorHandoffSpansInMemory           metric.Int64UpDownCounter
+	ProcessorHandoffSpansReleased           metric.Int64Counter
+	ProcessorHandoffTraceHoldTime           metric.Int64Histogram
+	ProcessorHandoffTraceSize               metric.Int64Histogram
+	ProcessorHandoffTracesDroppedOnShutdown metric.Int64Counter
+	ProcessorHandoffTracesEvicted           metric.Int64Counter
+	ProcessorHandoffTracesInMemory          metric.Int64UpDownCounter
+	ProcessorHandoffTracesReleased          metric.Int64Counter
+	ProcessorHandoffTracesTooLarge          metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -104,6 +108,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffInvalidTraceIDSpans, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_invalid_trace_id_spans",
+		metric.WithDescription("Spans with an all-zero trace id; forwarded at once, marked handoff.invalid_trace_id, never assembled. [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffLateSpans, err = builder.meter.Int64Counter(
 		"otelcol_processor_handoff_late_spans",
 		metric.WithDescription("Spans that arrived after their trace was released, by action (forwarded). [Development]"),
@@ -116,15 +126,27 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffReleaseFailedTraces, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_release_failed_traces",
+		metric.WithDescription("Traces of timed and shutdown releases that the downstream consumer rejected (their spans are counted in release_failures). [Development]"),
+		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffReleaseFailures, err = builder.meter.Int64Counter(
 		"otelcol_processor_handoff_release_failures",
-		metric.WithDescription("Spans of timed releases that the downstream consumer rejected. [Development]"),
+		metric.WithDescription("Spans (HANDOFF spans included) of timed and shutdown releases that the downstream consumer rejected. [Development]"),
+		metric.WithUnit("{spans}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffSpansDroppedOnShutdown, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_spans_dropped_on_shutdown",
+		metric.WithDescription("Buffered spans not forwarded because the shutdown budget (shutdown_timeout or the shutdown context) ran out. [Development]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffSpansInMemory, err = builder.meter.Int64UpDownCounter(
 		"otelcol_processor_handoff_spans_in_memory",
-		metric.WithDescription("Number of spans currently buffered. [Development]"),
+		metric.WithDescription("Number of spans held, buffered or queued for release, until handed downstream. [Development]"),
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
@@ -148,6 +170,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithExplicitBucketBoundaries([]float64{1, 5, 10, 25, 50, 100, 250, 500, 1000, 5000, 10000}...),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffTracesDroppedOnShutdown, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_traces_dropped_on_shutdown",
+		metric.WithDescription("Buffered traces not forwarded because the shutdown budget (shutdown_timeout or the shutdown context) ran out. [Development]"),
+		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffTracesEvicted, err = builder.meter.Int64Counter(
 		"otelcol_processor_handoff_traces_evicted",
 		metric.WithDescription("Traces released early (incomplete) because num_traces was reached. [Development]"),
@@ -156,7 +184,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffTracesInMemory, err = builder.meter.Int64UpDownCounter(
 		"otelcol_processor_handoff_traces_in_memory",
-		metric.WithDescription("Number of traces currently buffered. [Development]"),
+		metric.WithDescription("Number of traces held, buffered or queued for release, until handed downstream. [Development]"),
 		metric.WithUnit("{traces}"),
 	)
 	errs = errors.Join(errs, err)

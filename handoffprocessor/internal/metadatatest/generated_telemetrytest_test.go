@@ -25,13 +25,17 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorHandoffConfNumTraces.Record(context.Background(), 1)
 	tb.ProcessorHandoffDuplicateSpans.Add(context.Background(), 1)
 	tb.ProcessorHandoffHandoffsSynthesized.Add(context.Background(), 1)
+	tb.ProcessorHandoffInvalidTraceIDSpans.Add(context.Background(), 1)
 	tb.ProcessorHandoffLateSpans.Add(context.Background(), 1)
 	tb.ProcessorHandoffOrphanSpans.Add(context.Background(), 1)
+	tb.ProcessorHandoffReleaseFailedTraces.Add(context.Background(), 1)
 	tb.ProcessorHandoffReleaseFailures.Add(context.Background(), 1)
+	tb.ProcessorHandoffSpansDroppedOnShutdown.Add(context.Background(), 1)
 	tb.ProcessorHandoffSpansInMemory.Add(context.Background(), 1)
 	tb.ProcessorHandoffSpansReleased.Add(context.Background(), 1)
 	tb.ProcessorHandoffTraceHoldTime.Record(context.Background(), 1)
 	tb.ProcessorHandoffTraceSize.Record(context.Background(), 1)
+	tb.ProcessorHandoffTracesDroppedOnShutdown.Add(context.Background(), 1)
 	tb.ProcessorHandoffTracesEvicted.Add(context.Background(), 1)
 	tb.ProcessorHandoffTracesInMemory.Add(context.Background(), 1)
 	tb.ProcessorHandoffTracesReleased.Add(context.Background(), 1)
@@ -51,13 +55,22 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorHandoffHandoffsSynthesized(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffInvalidTraceIDSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffLateSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffOrphanSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffReleaseFailedTraces(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffReleaseFailures(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffSpansDroppedOnShutdown(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffSpansInMemory(t, testTel,
@@ -71,6 +84,9 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffTraceSize(t, testTel,
 		[]metricdata.HistogramDataPoint[int64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffTracesDroppedOnShutdown(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffTracesEvicted(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
