@@ -205,3 +205,13 @@ func (g *Graph) Reaches(from, to *Invocation) bool {
 	}
 	return to.cycle == 0 && from.tin <= to.tin && to.tin < from.tout
 }
+
+// Preorder returns inv's preorder number and the end of its descendants' range: inv
+// reaches exactly the invocations numbered [tin, tout). ok is false for a cycle member
+// (it reaches its whole component) and for a remote stand-in.
+func (g *Graph) Preorder(inv *Invocation) (tin, tout int, ok bool) {
+	if inv.Remote != nil || inv.cycle != 0 {
+		return 0, 0, false
+	}
+	return inv.tin, inv.tout, true
+}
