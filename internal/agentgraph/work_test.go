@@ -29,6 +29,7 @@ func TestBuildWorkIsLinear(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := BuildAll(tc.td, Options{})[0]
 			items := len(g.Spans) + len(g.Edges)
+			t.Logf("work %d for %d spans + %d edges (%.1f per item)", g.work, len(g.Spans), len(g.Edges), float64(g.work)/float64(items))
 			require.LessOrEqual(t, g.work, workPerItem*items, "work %d for %d spans + %d edges", g.work, len(g.Spans), len(g.Edges))
 		})
 	}

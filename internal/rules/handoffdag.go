@@ -48,6 +48,8 @@ type dagIndex struct {
 	keyedOuts  map[string]map[string][]*agentgraph.Edge
 	orderOf    map[*agentgraph.Span]int
 	reactions  map[reactionKey]reaction
+	first      map[firstRunsKey]map[string]*firstRuns
+	next       map[*agentgraph.Edge][]senderStep
 
 	// work counts the items the rubric checks visited; tests assert it stays linear.
 	work int
@@ -459,7 +461,7 @@ const (
 // maxNextSteps caps the next steps nextSteps returns, and maxStepScan what it looks at to
 // find them: the work per handoff is bounded whatever the sender did afterwards.
 const (
-	maxNextSteps = 64
+	maxNextSteps = 32
 	maxStepScan  = 1024
 )
 
@@ -508,6 +510,18 @@ func (x *dagIndex) stepsOf(name string) []stepItem {
 // the receiver's input), resumed runs (their input), and other spans of those runs (such
 // as Mastra's model_step: control came back even without content). At most maxNextSteps.
 func (x *dagIndex) nextSteps(e *agentgraph.Edge) []senderStep {
+	if x.next == nil {
+		x.next = map[*agentgraph.Edge][]senderStep{}
+	}
+	if steps, ok := x.next[e]; ok {
+		return steps
+	}
+	steps := x.findNextSteps(e)
+	x.next[e] = steps
+	return steps
+}
+
+func (x *dagIndex) findNextSteps(e *agentgraph.Edge) []senderStep {
 	t := returnedAt(e)
 	items := x.stepsOf(e.From.Name)
 	var out []senderStep
@@ -928,4 +942,135 @@ func errText(e *agentgraph.ErrorInfo) string {
 		return e.Type
 	}
 	return e.Type + ": " + e.Message
+}
+
+// ---- the first sender run that did something after a time ----
+
+// firstK is how many of the earliest-starting runs firstRuns keeps per suffix.
+const firstK = 4
+
+// firstRuns answers "the first run (in start order) of one name that dispatched to an agent
+// (or called a tool, or dispatched a scope) at or after t and passes a check" without a
+// loop over every run: the entries sorted by time, and for every suffix the positions of
+// its firstK earliest-starting distinct runs.
+type firstRuns struct {
+	at  []pcommon.Timestamp
+	pos []int
+	top [][firstK]int
+}
+
+type firstRunsKey struct{ name, kind string }
+
+// firstRunsBy indexes the runs of name by what they did: kind "to" (dispatches, keyed by
+// receiver name), "call" (tool calls, keyed by tool) or "scope" (dispatches, keyed by
+// scope).
+func (x *dagIndex) firstRunsBy(name, kind string) map[string]*firstRuns {
+	if x.first == nil {
+		x.first = map[firstRunsKey]map[string]*firstRuns{}
+	}
+	if m, ok := x.first[firstRunsKey{name, kind}]; ok {
+		return m
+	}
+	m := map[string]*firstRuns{}
+	add := func(key string, at pcommon.Timestamp, pos int) {
+		x.work++
+		fr := m[key]
+		if fr == nil {
+			fr = &firstRuns{}
+			m[key] = fr
+		}
+		fr.at, fr.pos = append(fr.at, at), append(fr.pos, pos)
+	}
+	for pos, run := range x.byName[name] {
+		switch kind {
+		case "to":
+			for _, o := range run.Out {
+				add(o.To.Name, start(o.To.Span), pos)
+			}
+		case "call":
+			for _, tc := range run.ToolCalls {
+				add(tc.Name, start(tc.Span), pos)
+			}
+		case "scope":
+			for _, o := range run.Out {
+				if sc := x.scopeOf(o); sc != "" {
+					add(sc, start(o.To.Span), pos)
+				}
+			}
+		}
+	}
+	for _, fr := range m {
+		sort.Sort(byAt{fr})
+		fr.top = make([][firstK]int, len(fr.at)+1)
+		for k := range fr.top[len(fr.at)] {
+			fr.top[len(fr.at)][k] = -1
+		}
+		for i := len(fr.at) - 1; i >= 0; i-- {
+			fr.top[i] = insertRun(fr.top[i+1], fr.pos[i])
+		}
+	}
+	x.first[firstRunsKey{name, kind}] = m
+	return m
+}
+
+// insertRun adds a run position to an ascending list of distinct positions (-1: empty),
+// keeping the firstK smallest.
+func insertRun(top [firstK]int, p int) [firstK]int {
+	for k, q := range top {
+		if q == p {
+			return top
+		}
+		if q < 0 || p < q {
+			copy(top[k+1:], top[k:firstK-1])
+			top[k] = p
+			return top
+		}
+	}
+	return top
+}
+
+type byAt struct{ fr *firstRuns }
+
+func (b byAt) Len() int { return len(b.fr.at) }
+func (b byAt) Less(i, j int) bool {
+	if b.fr.at[i] != b.fr.at[j] {
+		return b.fr.at[i] < b.fr.at[j]
+	}
+	return b.fr.pos[i] < b.fr.pos[j]
+}
+func (b byAt) Swap(i, j int) {
+	b.fr.at[i], b.fr.at[j] = b.fr.at[j], b.fr.at[i]
+	b.fr.pos[i], b.fr.pos[j] = b.fr.pos[j], b.fr.pos[i]
+}
+
+// firstRun is the earliest-starting run of name that has an entry under kind/key at or
+// after t and passes ok (nil: none). When the firstK earliest all fail ok (runs below the
+// receiver acting after it returned: broken timestamps), the rest are looked at one by one.
+func (x *dagIndex) firstRun(name, kind, key string, t pcommon.Timestamp, ok func(*agentgraph.Invocation) bool) *agentgraph.Invocation {
+	fr := x.firstRunsBy(name, kind)[key]
+	if fr == nil {
+		return nil
+	}
+	runs := x.byName[name]
+	i := sort.Search(len(fr.at), func(i int) bool { return fr.at[i] >= t })
+	for _, p := range fr.top[i] {
+		if p < 0 {
+			return nil
+		}
+		x.work++
+		if ok(runs[p]) {
+			return runs[p]
+		}
+	}
+	best := -1
+	for j := i; j < len(fr.at); j++ {
+		x.work++
+		if p := fr.pos[j]; (best < 0 || p < best) && ok(runs[p]) {
+			best = p
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return runs[best]
 }

@@ -393,9 +393,32 @@ func (rs *rubricStep) recoveryParts(x *dagIndex, e *agentgraph.Edge) (parts []pa
 	if len(eps) == 0 {
 		return nil, nil, false
 	}
-	for _, ep := range eps {
+	var failed, passed int
+	for i, ep := range eps {
 		state, detail := rs.recovered(x, e, ep)
-		parts = append(parts, part{name: "error handled", state: state, detail: detail})
+		if i < maxListed {
+			parts = append(parts, part{name: "error handled", state: state, detail: detail})
+			continue
+		}
+		// Past the first maxListed errors, one part stands for the rest (a failure if
+		// any of them failed): the verdict's size does not grow with the errors.
+		switch state {
+		case partFail:
+			failed++
+		case partPass:
+			passed++
+		}
+	}
+	if more := len(eps) - maxListed; more > 0 {
+		rest := part{name: fmt.Sprintf("%d more errors handled", more), state: partNA,
+			detail: fmt.Sprintf("… and %d more errors on the round trip (%d not handled, %d handled)", more, failed, passed)}
+		switch {
+		case failed > 0:
+			rest.state = partFail
+		case passed > 0:
+			rest.state = partPass
+		}
+		parts = append(parts, rest)
 	}
 	return parts, eps, true
 }
@@ -524,42 +547,53 @@ func (x *dagIndex) senderReaction(e *agentgraph.Edge, transient bool, kind strin
 func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partState, string) {
 	t := returnedAt(e)
 	scope := x.scopeOf(e)
-	var runs []*agentgraph.Invocation
+	// The first sender run (in start order) that dispatched the receiver's agent again,
+	// or made the dispatching call again, after the return.
+	var again *agentgraph.Edge
+	var call *agentgraph.ToolCall
 	if e.From.Remote == nil {
-		runs = x.byName[e.From.Name]
-	}
-	for _, run := range runs {
-		if !x.senderRun(e, run) {
-			continue
-		}
-		if o := firstEdgeAfter(x.outsTo(run, e.To.Name), t, e); o != nil {
-			if scope != "" && x.scopeOf(o) == scope && !transient {
-				return partFail, fmt.Sprintf("%s dispatched %s again with the same scope (span %s) after %s error: a retry loop on the same scope",
-					e.From.Name, o.To.Name, o.To.Span.ID, kind)
-			}
-			return partPass, fmt.Sprintf("%s retried: dispatched %s again (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
-		}
+		name := e.From.Name
+		redispatch := x.firstRun(name, "to", e.To.Name, t, func(run *agentgraph.Invocation) bool {
+			return x.senderRun(e, run) && firstEdgeAfter(x.outsTo(run, e.To.Name), t, e) != nil
+		})
+		var recall *agentgraph.Invocation
 		if e.Via != nil && e.Via.Role == agentgraph.RoleTool {
-			if tc := firstCallAfter(x.callsNamed(run, e.Via.Name.Text), t, e.Via); tc != nil {
-				if via := x.callOf(e.Via); via != nil && via.Args.Found() && tc.Args.Found() &&
-					x.canonical(via) == x.canonical(tc) && !transient {
-					return partFail, fmt.Sprintf("%s called %s again with the same arguments after %s error: a retry loop on the same scope",
-						e.From.Name, toolLabel(tc), kind)
-				}
-				return partPass, fmt.Sprintf("%s retried: called %s again", e.From.Name, toolLabel(tc))
-			}
+			recall = x.firstRun(name, "call", e.Via.Name.Text, t, func(run *agentgraph.Invocation) bool {
+				return x.senderRun(e, run) && firstCallAfter(x.callsNamed(run, e.Via.Name.Text), t, e.Via) != nil
+			})
+		}
+		switch {
+		case redispatch != nil && (recall == nil || x.position[redispatch] <= x.position[recall]):
+			again = firstEdgeAfter(x.outsTo(redispatch, e.To.Name), t, e)
+		case recall != nil:
+			call = firstCallAfter(x.callsNamed(recall, e.Via.Name.Text), t, e.Via)
 		}
 	}
-	if scope != "" {
+	if o := again; o != nil {
+		if scope != "" && x.scopeOf(o) == scope && !transient {
+			return partFail, fmt.Sprintf("%s dispatched %s again with the same scope (span %s) after %s error: a retry loop on the same scope",
+				e.From.Name, o.To.Name, o.To.Span.ID, kind)
+		}
+		return partPass, fmt.Sprintf("%s retried: dispatched %s again (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
+	}
+	if tc := call; tc != nil {
+		if via := x.callOf(e.Via); via != nil && via.Args.Found() && tc.Args.Found() &&
+			x.canonical(via) == x.canonical(tc) && !transient {
+			return partFail, fmt.Sprintf("%s called %s again with the same arguments after %s error: a retry loop on the same scope",
+				e.From.Name, toolLabel(tc), kind)
+		}
+		return partPass, fmt.Sprintf("%s retried: called %s again", e.From.Name, toolLabel(tc))
+	}
+	if scope != "" && e.From.Remote == nil {
 		// No sender run dispatched e's receiver again after t (that returned above), so
 		// among these only e itself can have the receiver's name.
-		for _, run := range runs {
-			if !x.senderRun(e, run) {
-				continue
-			}
-			if o := firstEdgeAfter(x.outsScoped(run, scope), t, e); o != nil && o.To.Name != e.To.Name {
-				return partPass, fmt.Sprintf("%s fell back: gave the same scope to %s (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
-			}
+		fallback := x.firstRun(e.From.Name, "scope", scope, t, func(run *agentgraph.Invocation) bool {
+			o := firstEdgeAfter(x.outsScoped(run, scope), t, e)
+			return x.senderRun(e, run) && o != nil && o.To.Name != e.To.Name
+		})
+		if fallback != nil {
+			o := firstEdgeAfter(x.outsScoped(fallback, scope), t, e)
+			return partPass, fmt.Sprintf("%s fell back: gave the same scope to %s (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
 		}
 	}
 	for _, run := range x.unfinished(e.From.Name) {

@@ -26,9 +26,11 @@ func TestRubricWorkIsLinear(t *testing.T) {
 		td   ptrace.Traces
 	}{
 		{"receiver with 2000 tool calls", agentgraphtest.ToolCalls(2000)},
+		{"receiver with 2000 failing tool calls", agentgraphtest.FailingToolCalls(2000)},
 		{"deep chain of 10000 agents", agentgraphtest.DeepChain(10000)},
 		{"fan-out of 5000 agents", agentgraphtest.FanOut(5000)},
 		{"10000 nested runs of one agent", agentgraphtest.RecursiveChain(10000)},
+		{"3000 supervisor runs, each worker's call failing", agentgraphtest.SupervisorLoop(3000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := agentgraph.BuildAll(tc.td, agentgraph.Options{})[0]
@@ -36,6 +38,7 @@ func TestRubricWorkIsLinear(t *testing.T) {
 			results := ev.cases[0].evaluate(cache, true)
 			require.Len(t, results, 1+4*len(g.Edges))
 			items := len(g.Spans) + len(g.Edges)
+			t.Logf("work %d for %d spans + %d edges (%.1f per item)", cache.x.work, len(g.Spans), len(g.Edges), float64(cache.x.work)/float64(items))
 			require.LessOrEqual(t, cache.x.work, rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.x.work, len(g.Spans), len(g.Edges))
 			for _, r := range results {
 				require.NotEqual(t, Error, r.Outcome, r.Message)

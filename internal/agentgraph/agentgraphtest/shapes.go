@@ -153,3 +153,39 @@ func RecursiveChain(depth int) ptrace.Traces {
 	}
 	return td
 }
+
+// SupervisorLoop is a LangGraph-style loop: runs runs of "supervisor", one after another
+// under one graph span, each dispatching a nested "worker" whose tool call fails: every
+// handoff has an error to recover from, and every supervisor run acts for the sender.
+func SupervisorLoop(runs int) ptrace.Traces {
+	td, b := newBuilder()
+	n := uint64(runs)
+	graph, root := b.span(pcommon.SpanID{}, "LangGraph", 0, 100*n+10)
+	graph.Attributes().PutStr("gen_ai.operation.name", "invoke_workflow")
+	for i := uint64(0); i < n; i++ {
+		start := 100*i + 1
+		sup := b.agent(root, "supervisor", fmt.Sprintf("step %d", i), start, start+90)
+		b.llm(sup, fmt.Sprintf("step %d", i), start+1, start+2)
+		w := b.agent(sup, "worker", fmt.Sprintf("job J%d", i), start+10, start+50)
+		b.tool(w, "fetch", fmt.Sprintf(`{"job":"J%d"}`, i), "", start+20, start+30)
+		tool := b.spans.At(b.spans.Len() - 1)
+		tool.Status().SetCode(ptrace.StatusCodeError)
+		tool.Status().SetMessage("permission denied")
+		b.llm(sup, fmt.Sprintf("worker said nothing for J%d", i), start+60, start+70)
+	}
+	return td
+}
+
+// FailingToolCalls is ToolCalls with every tool call failing with a timeout: one error
+// per call to judge, most of them retried by a later call of the same tool.
+func FailingToolCalls(calls int) ptrace.Traces {
+	td := ToolCalls(calls)
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := 0; i < spans.Len(); i++ {
+		if sp := spans.At(i); sp.Attributes().AsRaw()["gen_ai.operation.name"] == "execute_tool" {
+			sp.Status().SetCode(ptrace.StatusCodeError)
+			sp.Status().SetMessage("upstream timed out")
+		}
+	}
+	return td
+}
