@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
@@ -40,5 +41,30 @@ func BenchmarkAppendHandoffs(b *testing.B) {
 				AppendHandoffs(g, ptrace.NewTraces(), ContentPolicy{MaxBytes: 4096})
 			}
 		})
+	}
+}
+
+// BenchmarkBuildShapes: a deep chain of nested agents against a flat fan-out of the same
+// span count. Linear work per trace keeps their ns/span close and flat as the size grows.
+func BenchmarkBuildShapes(b *testing.B) {
+	for _, spans := range []int{1000, 10000} {
+		shapes := []struct {
+			name string
+			td   ptrace.Traces
+		}{
+			{"deep", agentgraphtest.DeepChain(spans / 3)},
+			{"flat", agentgraphtest.FanOut(spans / 3)},
+		}
+		for _, sh := range shapes {
+			sh.td.MarkReadOnly()
+			n := sh.td.SpanCount()
+			b.Run(fmt.Sprintf("%s/spans=%d", sh.name, spans), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					BuildAll(sh.td, Options{})
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
+			})
+		}
 	}
 }

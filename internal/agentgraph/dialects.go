@@ -49,18 +49,14 @@ func (g *Graph) refineRoles() {
 	}
 }
 
-// markLLMBelow flags spans with an LLM span anywhere below them (bottom-up over the tree).
+// markLLMBelow flags spans with an LLM span anywhere below them: one pass over the
+// preorder backwards visits children before their parents, whatever the timestamps say.
 func (g *Graph) markLLMBelow() {
-	// Start order is not a topological order when timestamps are broken: propagate until
-	// stable, at most the tree height rounds.
-	changed := true
-	for rounds := 0; changed && rounds <= len(g.Spans); rounds++ {
-		changed = false
-		for _, s := range g.Spans {
-			if s.parent != nil && (s.Role == RoleLLM || s.llmBelow) && !s.parent.llmBelow {
-				s.parent.llmBelow = true
-				changed = true
-			}
+	for i := len(g.preorder) - 1; i >= 0; i-- {
+		s := g.preorder[i]
+		g.work++
+		if s.parent != nil && (s.Role == RoleLLM || s.llmBelow) {
+			s.parent.llmBelow = true
 		}
 	}
 }

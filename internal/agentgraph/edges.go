@@ -41,6 +41,7 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 			if len(candidates) == 0 {
 				candidates = byName[parent]
 			}
+			g.work++
 			if sender := latestBefore(candidates, inv.Span); sender != nil && sender != inv {
 				g.addEdge(&Edge{From: sender, To: inv, Detection: DetectParentPointer,
 					Reason: Value{Source: SourceNone}})
@@ -55,35 +56,59 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 // remote stand-in named by the link's attributes (handoff source chain, gen_ai.agent.name,
 // gen_ai.caller.name), else by the linked trace id.
 func (g *Graph) spanLinkEdges(chains Chains) {
+	keys := append(append(Chain{}, chains.HandoffFrom...), "gen_ai.agent.name", "gen_ai.caller.name")
+	// linked[s] is the nearest span at or above s with a link into another trace (nil:
+	// none); filled along each walk, so every span is walked once.
+	linked := map[*Span]*Span{}
+	var path []*Span
 	for _, inv := range g.Invocations {
 		if inv.In != nil || inv.Span.owner != nil {
 			continue
 		}
+		path = path[:0]
+		var found *Span
 		for s := inv.Span; s != nil; s = s.parent {
-			links := s.Span.Links()
-			for i := 0; i < links.Len(); i++ {
-				l := links.At(i)
-				if l.TraceID() == g.TraceID || l.TraceID().IsEmpty() {
-					continue
-				}
-				name := "trace " + l.TraceID().String()
-				for _, key := range append(append(Chain{}, chains.HandoffFrom...), "gen_ai.agent.name", "gen_ai.caller.name") {
-					if v, ok := l.Attributes().Get(key); ok && asText(v) != "" {
-						name = asText(v)
-						break
-					}
-				}
-				ref := &RemoteRef{TraceID: l.TraceID(), SpanID: l.SpanID()}
-				remote := &Invocation{Index: -1, Name: name, Remote: ref,
-					Span: &Span{ID: l.SpanID(), Role: RoleAgent, Name: Value{Text: name, Source: "span_link"}}}
-				g.addEdge(&Edge{From: remote, To: inv, Detection: DetectSpanLink})
+			g.work++
+			if l, ok := linked[s]; ok {
+				found = l
 				break
 			}
-			if inv.In != nil {
+			path = append(path, s)
+			if foreignLink(g, s) >= 0 {
+				found = s
 				break
 			}
 		}
+		for _, s := range path {
+			linked[s] = found
+		}
+		if found == nil {
+			continue
+		}
+		l := found.Span.Links().At(foreignLink(g, found))
+		name := "trace " + l.TraceID().String()
+		for _, key := range keys {
+			if v, ok := l.Attributes().Get(key); ok && asText(v) != "" {
+				name = asText(v)
+				break
+			}
+		}
+		ref := &RemoteRef{TraceID: l.TraceID(), SpanID: l.SpanID()}
+		remote := &Invocation{Index: -1, Name: name, Remote: ref,
+			Span: &Span{ID: l.SpanID(), Role: RoleAgent, Name: Value{Text: name, Source: "span_link"}}}
+		g.addEdge(&Edge{From: remote, To: inv, Detection: DetectSpanLink})
 	}
+}
+
+// foreignLink is the index of s's first link into another trace, or -1.
+func foreignLink(g *Graph, s *Span) int {
+	links := s.Span.Links()
+	for i := 0; i < links.Len(); i++ {
+		if l := links.At(i); l.TraceID() != g.TraceID && !l.TraceID().IsEmpty() {
+			return i
+		}
+	}
+	return -1
 }
 
 // inferSiblingEdges is the last resort for agents that nothing else links: consecutive
@@ -91,11 +116,18 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 // are chained in start order and marked inferred.
 func (g *Graph) inferSiblingEdges() {
 	for _, s := range g.Spans {
+		if s.Role == RoleAgent {
+			continue
+		}
 		var prev *Invocation
-		seen := map[string]bool{}
+		var seen map[string]bool
 		for _, c := range s.children {
-			if c.Role != RoleAgent || s.Role == RoleAgent {
+			g.work++
+			if c.Role != RoleAgent {
 				continue
+			}
+			if seen == nil {
+				seen = map[string]bool{}
 			}
 			inv := g.invocationOf[c]
 			// A run of an agent seen before under this parent is control coming back (a
@@ -168,13 +200,28 @@ func (g *Graph) detectEdges(chains Chains) {
 		byName[inv.Name] = append(byName[inv.Name], inv)
 		known[inv.Name] = true
 	}
+	free := map[string]*freeList{} // made on first use: most names are never a target
 	// firstAfter is the first invocation named name that starts at or after the evidence
 	// and has no incoming edge yet.
 	firstAfter := func(name string, evidence *Span, not *Invocation) *Invocation {
-		for _, inv := range byName[name] {
-			if inv.In == nil && inv != not && inv.Span.Span.StartTimestamp() >= evidence.Span.StartTimestamp() {
-				return inv
+		fl := free[name]
+		if fl == nil {
+			list := byName[name]
+			if len(list) == 0 {
+				return nil
 			}
+			fl = newFreeList(list)
+			free[name] = fl
+		}
+		g.work++
+		t := evidence.Span.StartTimestamp()
+		i := sort.Search(len(fl.list), func(i int) bool { return fl.list[i].Span.Span.StartTimestamp() >= t })
+		j := fl.first(i, &g.work)
+		if j < len(fl.list) && fl.list[j] == not {
+			j = fl.first(j+1, &g.work)
+		}
+		if j < len(fl.list) {
+			return fl.list[j]
 		}
 		return nil
 	}
@@ -196,6 +243,7 @@ func (g *Graph) detectEdges(chains Chains) {
 		if recv == nil {
 			continue
 		}
+		g.work++
 		sender := s.owner
 		if from.Found() && (sender == nil || sender.Name != from.Text) {
 			sender = latestBefore(byName[from.Text], s)
@@ -215,6 +263,7 @@ func (g *Graph) detectEdges(chains Chains) {
 
 	for _, inv := range g.Invocations {
 		for _, tc := range inv.ToolCalls {
+			g.work++
 			target, ok := transferTarget(tc, known)
 			if !ok {
 				continue
@@ -242,16 +291,12 @@ func (g *Graph) detectEdges(chains Chains) {
 		if inv.In != nil || owner == nil {
 			continue
 		}
+		g.work++
 		e := &Edge{From: owner, To: inv, Detection: DetectNesting}
-		for p := inv.Span.parent; p != nil && p != owner.Span; p = p.parent {
-			if p.Role == RoleTool {
-				e.Detection, e.Via = DetectAgentAsTool, p
-				for _, tc := range owner.ToolCalls {
-					if tc.Span == p {
-						e.Reason = tc.Args
-					}
-				}
-				break
+		if p := inv.Span.viaTool; p != nil {
+			e.Detection, e.Via = DetectAgentAsTool, p
+			if p.call != nil {
+				e.Reason = p.call.Args
 			}
 		}
 		g.addEdge(e)
@@ -263,21 +308,55 @@ func (g *Graph) detectEdges(chains Chains) {
 	}
 }
 
+// addEdge links e. Every detector adds an edge only into an invocation without one, so an
+// invocation has at most one incoming edge: the edges form trees and simple cycles, which
+// reach.go relies on.
 func (g *Graph) addEdge(e *Edge) {
+	g.work++
 	e.To.In = e
 	e.From.Out = append(e.From.Out, e)
 	g.Edges = append(g.Edges, e)
 }
 
-// latestBefore is the last invocation of the list that started at or before the span.
+// latestBefore is the last invocation of the list (in start order) that started at or
+// before the span.
 func latestBefore(list []*Invocation, s *Span) *Invocation {
-	var best *Invocation
-	for _, inv := range list {
-		if inv.Span.Span.StartTimestamp() <= s.Span.StartTimestamp() {
-			best = inv
-		}
+	t := s.Span.StartTimestamp()
+	i := sort.Search(len(list), func(i int) bool { return list[i].Span.Span.StartTimestamp() > t })
+	if i == 0 {
+		return nil
 	}
-	return best
+	return list[i-1]
+}
+
+// freeList finds, in a start-ordered list of invocations, the first one from a position on
+// that has no incoming edge yet. An incoming edge is never removed, so skip pointers (with
+// path compression) stay valid: skip[i] > i, and every invocation in [i, skip[i]) has one.
+type freeList struct {
+	list []*Invocation
+	skip []int
+}
+
+func newFreeList(list []*Invocation) *freeList {
+	fl := &freeList{list: list, skip: make([]int, len(list))}
+	for i := range fl.skip {
+		fl.skip[i] = i + 1
+	}
+	return fl
+}
+
+func (fl *freeList) first(i int, work *int) int {
+	j := i
+	for j < len(fl.list) && fl.list[j].In != nil {
+		*work++
+		j = fl.skip[j]
+	}
+	for k := i; k < j; {
+		next := fl.skip[k]
+		fl.skip[k] = j
+		k = next
+	}
+	return j
 }
 
 // rollup computes each invocation's self and subtree budgets. Tokens come from the
@@ -285,8 +364,12 @@ func latestBefore(list []*Invocation, s *Span) *Invocation {
 // no LLM span sits below it (frameworks repeat the totals on agent spans).
 func (g *Graph) rollup() {
 	for _, inv := range g.Invocations {
+		g.work++
 		r := &inv.Self
 		r.DurationMs = durationMs(inv.Span)
+		if inv.Span.DurationUnknown {
+			r.DurationUnknown, r.DurationUnknownSpan = 1, inv.Span
+		}
 		if inv.Span.Error != nil {
 			r.Errors++
 		}
@@ -297,6 +380,7 @@ func (g *Graph) rollup() {
 		r.ToolCalls = len(inv.ToolCalls)
 	}
 	for _, s := range g.Spans {
+		g.work++
 		inv := s.owner
 		if inv == nil || s.Role == RoleAgent {
 			continue
@@ -313,45 +397,7 @@ func (g *Graph) rollup() {
 	for _, inv := range g.Invocations {
 		inv.Self.TotalTokens = inv.Self.InputTokens + inv.Self.OutputTokens
 	}
-	for _, inv := range g.Invocations {
-		inv.Subtree = g.subtree(inv)
-	}
-}
-
-// subtree sums the self budgets of everything reachable from inv, each invocation once;
-// its duration is the wall-clock envelope of those invocations.
-func (g *Graph) subtree(root *Invocation) Rollup {
-	var r Rollup
-	seen := map[*Invocation]bool{root: true}
-	stack := []*Invocation{root}
-	start, end := root.Span.Span.StartTimestamp(), root.Span.Span.EndTimestamp()
-	for len(stack) > 0 {
-		inv := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		s := inv.Self
-		r.InputTokens += s.InputTokens
-		r.OutputTokens += s.OutputTokens
-		r.TotalTokens += s.TotalTokens
-		r.ToolCalls += s.ToolCalls
-		r.LLMCalls += s.LLMCalls
-		r.Errors += s.Errors
-		if t := inv.Span.Span.StartTimestamp(); t < start {
-			start = t
-		}
-		if t := inv.Span.Span.EndTimestamp(); t > end {
-			end = t
-		}
-		for _, e := range inv.Out {
-			if !seen[e.To] {
-				seen[e.To] = true
-				stack = append(stack, e.To)
-			}
-		}
-	}
-	if end > start {
-		r.DurationMs = float64(end-start) / 1e6
-	}
-	return r
+	g.subtrees()
 }
 
 func durationMs(s *Span) float64 {
@@ -392,35 +438,15 @@ func (g *Graph) measure() {
 			break
 		}
 	}
-	memo := make(map[*Invocation]int)
-	var depth func(*Invocation) int
-	depth = func(inv *Invocation) int {
-		if d, ok := memo[inv]; ok {
-			return d
-		}
-		memo[inv] = 0 // in progress: a loop contributes nothing more
-		best := 0
-		for _, e := range inv.Out {
-			if d := 1 + depth(e.To); d > best {
-				best = d
-			}
-		}
-		memo[inv] = best
-		return best
-	}
-	for _, inv := range g.Invocations {
-		if isRoot(inv) {
-			if d := depth(inv); d > g.Depth {
-				g.Depth = d
-			}
-		}
-	}
-	g.Cycles = nameCycles(g.Edges)
+	g.Depth = g.maxDepth
+	var work int
+	g.Cycles, work = nameCycles(g.Edges)
+	g.work += work
 }
 
 // nameCycles returns the strongly connected groups of the agent-name graph that contain a
 // cycle (two or more names, or a name that hands off to itself), each sorted.
-func nameCycles(edges []*Edge) [][]string {
+func nameCycles(edges []*Edge) (cycles [][]string, work int) {
 	adj := make(map[string][]string)
 	self := make(map[string]bool)
 	var names []string
@@ -432,6 +458,7 @@ func nameCycles(edges []*Edge) [][]string {
 		}
 	}
 	for _, e := range edges {
+		work++
 		add(e.From.Name)
 		add(e.To.Name)
 		adj[e.From.Name] = append(adj[e.From.Name], e.To.Name)
@@ -449,6 +476,7 @@ func nameCycles(edges []*Edge) [][]string {
 	next := 0
 	var visit func(string)
 	visit = func(v string) {
+		work++
 		index[v], low[v] = next, next
 		next++
 		stack = append(stack, v)
@@ -484,5 +512,5 @@ func nameCycles(edges []*Edge) [][]string {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], ",") < strings.Join(out[j], ",") })
-	return out
+	return out, work
 }

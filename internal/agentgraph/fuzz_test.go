@@ -9,7 +9,8 @@ import (
 
 // FuzzBuild feeds the builder random span forests: parent links to anywhere (loops,
 // self-parents, missing parents), duplicate ids, random roles and names. It must never
-// panic, and every invocation keeps at most one incoming edge.
+// panic, every invocation keeps at most one incoming edge, and the linear reachability,
+// subtree rollups and depth agree with a walk per invocation.
 func FuzzBuild(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 2, 1, 1, 3, 2, 2, 4, 3, 0})
 	f.Add([]byte{1, 2, 0, 2, 1, 0, 3, 3, 1})
@@ -53,6 +54,7 @@ func FuzzBuild(f *testing.F) {
 					t.Fatalf("invocation %d has %d incoming edges", e.To.Index, in[e.To])
 				}
 			}
+			checkReach(t, g)
 			_ = g.Summarize()
 			AppendHandoffs(g, ptrace.NewTraces(), ContentPolicy{MaxBytes: 16})
 		}

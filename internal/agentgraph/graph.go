@@ -28,14 +28,33 @@ type Span struct {
 
 	InputTokens, OutputTokens int64
 	HasTokens                 bool
+	// DurationUnknown is set when the span ends before it starts, or has no end time: its
+	// duration is unknown, not zero.
+	DurationUnknown bool
 
 	parent   *Span
 	children []*Span
 	// owner is the nearest agent span above this one (nil at top level).
 	owner *Invocation
+	// viaTool is the nearest tool span between this span and its owner's span (nil when
+	// there is none).
+	viaTool *Span
+	// call is the ToolCall of a tool span with an owner.
+	call *ToolCall
 	// llmBelow is true when an LLM span sits anywhere below this span; llmBelowOwn when
 	// one sits below it without an agent span in between (a wrapped, double-counted call).
 	llmBelow, llmBelowOwn bool
+}
+
+// Owner is the agent run whose span is the nearest agent span above s (nil at top level).
+func (s *Span) Owner() *Invocation { return s.owner }
+
+// ToolCall is the tool call a tool span is (nil for other spans and unowned tools).
+func (s *Span) ToolCall() *ToolCall { return s.call }
+
+// durationUnknown: no end time, or an end before the start.
+func durationUnknown(sp ptrace.Span) bool {
+	return sp.EndTimestamp() == 0 || sp.EndTimestamp() < sp.StartTimestamp()
 }
 
 // ErrorInfo is a normalized error: span status ERROR, error.type or an exception event.
@@ -74,6 +93,12 @@ type Rollup struct {
 	ToolCalls    int     `json:"tool_calls"`
 	LLMCalls     int     `json:"llm_calls"`
 	Errors       int     `json:"errors"`
+	// DurationUnknown counts the agent spans of the rollup whose duration is unknown (they
+	// end before they start, or never end): DurationMs then covers only the others, and
+	// the true duration is unknown. DurationUnknownSpan is the first of them, in start
+	// order.
+	DurationUnknown     int   `json:"duration_unknown,omitempty"`
+	DurationUnknownSpan *Span `json:"-"`
 }
 
 // Invocation is one run of an agent (one agent span): a node of the delegation DAG.
@@ -96,6 +121,11 @@ type Invocation struct {
 	Remote *RemoteRef
 
 	llms []*Span
+	// Reachability in the DAG (see reach.go): cycle is the id of the invocation-level cycle
+	// this invocation is on (0: none), hang the cycle its tree hangs from (0: a root's
+	// tree), [tin, tout) its descendants' preorder numbers.
+	cycle, hang int
+	tin, tout   int
 }
 
 // RemoteRef points at a span of another trace.
@@ -153,6 +183,12 @@ type Graph struct {
 	Unresolved []*ToolCall
 
 	invocationOf map[*Span]*Invocation
+	// preorder is the span forest in preorder (parents before children).
+	preorder []*Span
+	// maxDepth is the height of the tallest tree of edges from a root (subtrees).
+	maxDepth int
+	// work counts the nodes and edges the builder visited; tests assert it stays linear.
+	work int
 }
 
 // Options tune the builder.
@@ -167,6 +203,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g := &Graph{TraceID: traceID}
 	byID := make(map[pcommon.SpanID]*Span, len(spans))
 	for _, s := range spans {
+		g.work++
 		if _, dup := byID[s.ID]; dup {
 			g.Duplicates++
 			continue
@@ -202,6 +239,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 		if out, _, ok := resolveInt(s.Span, chains.OutputTokens); ok {
 			s.OutputTokens, s.HasTokens = out, true
 		}
+		s.DurationUnknown = durationUnknown(s.Span)
 	}
 	g.refineRoles()
 	g.assignOwners()
@@ -241,9 +279,11 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	// A parent loop (A under B under A) has no root; walk up with a per-walk mark and cut
 	// the link that closes the loop.
 	state := make(map[*Span]int, len(g.Spans)) // 0 unseen, 1 on current walk, 2 done
+	var path []*Span
 	for _, s := range g.Spans {
-		var path []*Span
+		path = path[:0]
 		for cur := s; cur != nil && state[cur] == 0; cur = cur.parent {
+			g.work++
 			state[cur] = 1
 			path = append(path, cur)
 			if cur.parent != nil && state[cur.parent] == 1 {
@@ -256,29 +296,40 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 			state[p] = 2
 		}
 	}
+	var tops []*Span
 	for _, s := range g.Spans {
+		g.work++
 		if s.parent != nil {
 			s.parent.children = append(s.parent.children, s)
-		} else if g.RootSpan == nil || (s.ParentID.IsEmpty() && !g.RootSpan.ParentID.IsEmpty()) {
-			g.RootSpan = s
+		} else {
+			tops = append(tops, s)
+			if g.RootSpan == nil || (s.ParentID.IsEmpty() && !g.RootSpan.ParentID.IsEmpty()) {
+				g.RootSpan = s
+			}
 		}
 	}
-}
-
-// topLevel returns the spans without a parent in this trace, in start order.
-func (g *Graph) topLevel() []*Span {
-	var out []*Span
-	for _, s := range g.Spans {
-		if s.parent == nil {
-			out = append(out, s)
+	// Preorder of the span forest (tops and children in start order), iteratively since
+	// traces can be deep: every later pass walks it forwards (parents first) or backwards
+	// (children first) once.
+	g.preorder = make([]*Span, 0, len(g.Spans))
+	stack := make([]*Span, 0, len(tops))
+	for i := len(tops) - 1; i >= 0; i-- {
+		stack = append(stack, tops[i])
+	}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		g.work++
+		g.preorder = append(g.preorder, s)
+		for i := len(s.children) - 1; i >= 0; i-- {
+			stack = append(stack, s.children[i])
 		}
 	}
-	return out
 }
 
 // assignOwners creates an Invocation per agent span (in start order) and walks the span
-// forest top-down, iteratively since traces can be deep, giving every span its nearest
-// agent ancestor.
+// forest top-down in preorder, giving every span its nearest agent ancestor and the
+// nearest tool span between them.
 func (g *Graph) assignOwners() {
 	invs := make(map[*Span]*Invocation)
 	g.invocationOf = invs
@@ -289,32 +340,25 @@ func (g *Graph) assignOwners() {
 			invs[s] = inv
 		}
 	}
-	type item struct {
-		s     *Span
-		owner *Invocation
-	}
-	tops := g.topLevel()
-	stack := make([]item, 0, len(g.Spans))
-	for i := len(tops) - 1; i >= 0; i-- {
-		stack = append(stack, item{tops[i], nil})
-	}
-	order := make([]*Span, 0, len(g.Spans))
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		it.s.owner = it.owner
-		order = append(order, it.s)
-		below := it.owner
-		if inv := invs[it.s]; inv != nil {
-			below = inv
+	for _, s := range g.preorder {
+		g.work++
+		p := s.parent
+		if p == nil {
+			continue
 		}
-		for i := len(it.s.children) - 1; i >= 0; i-- {
-			stack = append(stack, item{it.s.children[i], below})
+		if inv := invs[p]; inv != nil {
+			s.owner = inv
+			continue
+		}
+		s.owner = p.owner
+		s.viaTool = p.viaTool
+		if p.Role == RoleTool {
+			s.viaTool = p
 		}
 	}
 	// Bottom-up: which spans have an LLM span below them.
-	for i := len(order) - 1; i >= 0; i-- {
-		s := order[i]
+	for i := len(g.preorder) - 1; i >= 0; i-- {
+		s := g.preorder[i]
 		if s.parent == nil {
 			continue
 		}
@@ -342,6 +386,7 @@ func (g *Graph) collect(chains Chains) {
 				Result: resolve(s.Span, chains.ToolResult, nil),
 			}
 			inv.ToolCalls = append(inv.ToolCalls, tc)
+			s.call = tc
 		case RoleLLM:
 			inv.llms = append(inv.llms, s)
 		}

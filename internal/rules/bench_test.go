@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
 )
 
 // benchRules builds exactly n rules of the kinds a real config mixes: topology, delegation
@@ -58,6 +59,41 @@ func BenchmarkEvaluate(b *testing.B) {
 				b.Fatalf("%d results, want %d", results, n)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/rule")
+		})
+	}
+}
+
+// rubricCases grades every handoff on the four rubrics, after a topology step.
+func rubricCases() []CaseConfig {
+	return []CaseConfig{{Name: "rubrics", Steps: []StepConfig{
+		{Action: ActionTopology, AllowCycles: true},
+		{Action: ActionRubrics},
+	}}}
+}
+
+// BenchmarkRubrics: the handoff rubrics on a receiver with 2,000 tool calls, on a deep
+// chain and on a flat fan-out of the same span count; ns/span.
+func BenchmarkRubrics(b *testing.B) {
+	ev, err := Compile(rubricCases(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sh := range []struct {
+		name string
+		td   ptrace.Traces
+	}{
+		{"toolcalls=2000", agentgraphtest.ToolCalls(2000)},
+		{"deep/spans=10000", agentgraphtest.DeepChain(10000 / 3)},
+		{"flat/spans=10000", agentgraphtest.FanOut(10000 / 3)},
+	} {
+		g := agentgraph.BuildAll(sh.td, agentgraph.Options{})[0]
+		n := len(g.Spans)
+		b.Run(sh.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ev.Evaluate(g, true)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -91,16 +92,11 @@ func (rs *rubricStep) isTransient(e *agentgraph.ErrorInfo) bool {
 // plumbing reports tool calls that are framework plumbing of inv: the built-in list, the
 // step's ignoredTools, transfer calls (transfer_to_X, handoff_to_X) and the calls that
 // carried inv's own transfers.
-func (rs *rubricStep) plumbing(tc *agentgraph.ToolCall, inv *agentgraph.Invocation) bool {
+func (rs *rubricStep) plumbing(x *dagIndex, tc *agentgraph.ToolCall, inv *agentgraph.Invocation) bool {
 	if rs.ignored[tc.Name] || builtinPlumbing[tc.Name] || transferByName.MatchString(tc.Name) {
 		return true
 	}
-	for _, out := range inv.Out {
-		if out.Via == tc.Span && out.Detection == agentgraph.DetectTransferTool {
-			return true
-		}
-	}
-	return false
+	return x.transferVia[tc.Span] == inv
 }
 
 // allowedNames reads tool names from handoff.allowed_tools entries, which may be names or
@@ -145,7 +141,7 @@ func identifiers(args string) []string {
 		switch v := v.(type) {
 		case string:
 			for _, tok := range identRE.FindAllString(v, -1) {
-				if len([]rune(tok)) >= 4 && strings.ContainsAny(tok, "0123456789") && !seen[tok] {
+				if utf8.RuneCountInString(tok) >= 4 && strings.ContainsAny(tok, "0123456789") && !seen[tok] {
 					seen[tok] = true
 					out = append(out, tok)
 				}
@@ -179,20 +175,24 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 			allowed[n] = true
 		}
 		var outside []string
-		checked := 0
+		checked, nOutside := 0, 0
 		for _, tc := range r.ToolCalls {
-			if rs.plumbing(tc, r) {
+			x.work++
+			if rs.plumbing(x, tc, r) {
 				continue
 			}
 			checked++
 			if !allowed[tc.Name] {
-				outside = append(outside, toolLabel(tc))
+				if nOutside++; len(outside) < maxListed {
+					outside = append(outside, toolLabel(tc))
+				}
 			}
 		}
 		sort.Strings(names)
-		if len(outside) > 0 {
+		if nOutside > 0 {
 			tools.state = partFail
-			tools.detail = fmt.Sprintf("%s called %s, outside handoff.allowed_tools [%s]", r.Name, strings.Join(outside, ", "), strings.Join(names, ", "))
+			tools.detail = fmt.Sprintf("%s called %s, outside handoff.allowed_tools [%s]", r.Name,
+				listed(outside, nOutside, ", ", "calls"), listed(names, len(names), ", ", "tools"))
 		} else {
 			tools.state = partPass
 			tools.detail = fmt.Sprintf("%s made %s, all in handoff.allowed_tools", r.Name, plural(checked, "tool call", "tool calls"))
@@ -205,43 +205,65 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 		ctx.detail = fmt.Sprintf("what %s received was not captured (content capture disabled on the exporter)", r.Name)
 		return append(parts, ctx)
 	}
-	supplied := []string{r.Input.Text, e.Reason.Text, e.Context.Text, inputText(r.Span.Span)}
-	if llms := x.llms[r]; len(llms) > 0 {
-		supplied = append(supplied, inputText(llms[0].Span)) // the first prompt, before any model output
+	// The identifiers of every call, then one index of what the receiver had learned and
+	// when: its input, the dispatch, earlier tool results and the returns of agents it
+	// dispatched. A call's identifier was supplied when a text available by the call's
+	// start (other than the call's own result) contains it.
+	type call struct {
+		tc  *agentgraph.ToolCall
+		ids []string
 	}
-	var invented []string
-	checked := 0
+	var calls []call
+	var needles []string
 	for _, tc := range r.ToolCalls {
-		if rs.plumbing(tc, r) || !tc.Args.Found() {
+		x.work++
+		if rs.plumbing(x, tc, r) || !tc.Args.Found() {
 			continue
 		}
-		// What the receiver had learned by the time of this call: earlier tool results and
-		// the returns of agents it dispatched.
-		known := append([]string(nil), supplied...)
+		ids := identifiers(tc.Args.Text)
+		calls = append(calls, call{tc, ids})
+		for _, id := range ids {
+			needles = append(needles, strings.ToLower(id))
+		}
+	}
+	var invented []string
+	nInvented := 0
+	if len(needles) > 0 {
+		known := newSubstrings(needles)
+		supplied := []string{r.Input.Text, e.Reason.Text, e.Context.Text, x.inputOf(r.Span)}
+		if llms := x.llms[r]; len(llms) > 0 {
+			supplied = append(supplied, x.inputOf(llms[0])) // the first prompt, before any model output
+		}
+		for _, text := range supplied {
+			x.work++
+			known.scan(normalize(text), 0, nil)
+		}
 		for _, prev := range r.ToolCalls {
-			if prev != tc && end(prev.Span) <= start(tc.Span) {
-				known = append(known, prev.Result.Text)
-			}
+			x.work++
+			known.scan(normalize(prev.Result.Text), uint64(end(prev.Span)), prev)
 		}
 		for _, out := range r.Out {
-			if end(out.To.Span) <= start(tc.Span) {
-				known = append(known, out.To.Output.Text)
-			}
+			x.work++
+			known.scan(normalize(out.To.Output.Text), uint64(end(out.To.Span)), nil)
 		}
-		corpus := normalize(strings.Join(known, "\n"))
-		checked++
-		for _, id := range identifiers(tc.Args.Text) {
-			if !strings.Contains(corpus, strings.ToLower(id)) {
-				invented = append(invented, fmt.Sprintf("%s in %s", quote(id, 40), toolLabel(tc)))
+		known.done()
+		for _, c := range calls {
+			for _, id := range c.ids {
+				x.work++
+				if !known.seen(strings.ToLower(id), uint64(start(c.tc.Span)), c.tc) {
+					if nInvented++; len(invented) < maxListed {
+						invented = append(invented, fmt.Sprintf("%s in %s", quote(id, 40), toolLabel(c.tc)))
+					}
+				}
 			}
 		}
 	}
 	switch {
-	case len(invented) > 0:
+	case nInvented > 0:
 		ctx.state = partFail
 		ctx.detail = fmt.Sprintf("%s used context %s never supplied: %s (not in its input, the dispatch, or an earlier result)",
-			r.Name, e.From.Name, strings.Join(invented, ", "))
-	case checked == 0:
+			r.Name, e.From.Name, listed(invented, nInvented, ", ", "identifiers"))
+	case len(calls) == 0:
 		ctx.state = partPass
 		ctx.detail = fmt.Sprintf("%s made no tool call with arguments", r.Name)
 	default:
@@ -261,49 +283,6 @@ type senderStep struct {
 	span  *agentgraph.Span
 }
 
-// nextSteps lists, in time order, what the sender's runs did after e's round trip ended:
-// LLM calls (their input), tool calls (their arguments), dispatches (their arguments and
-// the receiver's input), and resumed runs (their input).
-func (x *dagIndex) nextSteps(e *agentgraph.Edge) []senderStep {
-	t := returnedAt(e)
-	below := subtree(e.To)
-	var out []senderStep
-	for _, run := range x.senderRuns(e) {
-		if run != e.From && start(run.Span) >= t {
-			out = append(out, senderStep{at: start(run.Span), label: fmt.Sprintf("%s resumed (span %s)", run.Name, run.Span.ID), text: run.Input.Text, span: run.Span})
-		}
-		for _, llm := range x.llms[run] {
-			if start(llm) >= t {
-				out = append(out, senderStep{at: start(llm), label: fmt.Sprintf("LLM call %s (span %s)", llm.Span.Name(), llm.ID), text: inputText(llm.Span), span: llm})
-			}
-		}
-		for _, tc := range run.ToolCalls {
-			if tc.Span != e.Via && start(tc.Span) >= t {
-				out = append(out, senderStep{at: start(tc.Span), label: "tool call " + toolLabel(tc), text: tc.Args.Text, span: tc.Span})
-			}
-		}
-		for _, o := range run.Out {
-			if o != e && start(o.To.Span) >= t && (o.Via == nil || start(o.Via) >= t) {
-				out = append(out, senderStep{
-					at: start(o.To.Span), label: fmt.Sprintf("dispatch to %s (span %s)", o.To.Name, o.To.Span.ID),
-					text: strings.TrimSpace(o.Reason.Text + "\n" + o.To.Input.Text), span: o.To.Span,
-				})
-			}
-		}
-	}
-	// Other spans of the sender's runs after the return (framework steps, such as Mastra's
-	// model_step) show control came back even when they carry no content.
-	for _, sp := range x.g.Spans {
-		if (sp.Role == agentgraph.RoleOther || sp.Role == agentgraph.RoleWorkflow) && start(sp) >= t {
-			if o := x.ownerOf(sp); o != nil && o.Name == e.From.Name && !below[o] {
-				out = append(out, senderStep{at: start(sp), label: fmt.Sprintf("%s (span %s)", sp.Span.Name(), sp.ID), span: sp})
-			}
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
-	return out
-}
-
 // returnValue is the receiver's return value: its output, else the result of the call
 // that dispatched it.
 func (x *dagIndex) returnValue(e *agentgraph.Edge) agentgraph.Value {
@@ -311,12 +290,8 @@ func (x *dagIndex) returnValue(e *agentgraph.Edge) agentgraph.Value {
 		return e.To.Output
 	}
 	if e.Via != nil {
-		if o := x.ownerOf(e.Via); o != nil {
-			for _, tc := range o.ToolCalls {
-				if tc.Span == e.Via && tc.Result.Found() {
-					return tc.Result
-				}
-			}
+		if tc := x.callOf(e.Via); tc != nil && tc.Result.Found() {
+			return tc.Result
 		}
 	}
 	return e.To.Output
@@ -361,36 +336,9 @@ func (rs *rubricStep) integrationParts(x *dagIndex, e *agentgraph.Edge) (parts [
 		name: "work not repeated", state: partPass,
 		detail: fmt.Sprintf("%s did not redo %s's work", e.From.Name, e.To.Name),
 	}
-	done := map[string]*agentgraph.ToolCall{}
-	for _, tc := range e.To.ToolCalls {
-		if !rs.plumbing(tc, e.To) && tc.Args.Found() {
-			done[tc.Name+"\x00"+canonicalArgs(tc.Args.Text)] = tc
-		}
-	}
-	var repeats []string
-	t := returnedAt(e)
-	scope := scopeOf(e)
-	for _, run := range x.senderRuns(e) {
-		for _, tc := range run.ToolCalls {
-			if start(tc.Span) < t || !tc.Args.Found() {
-				continue
-			}
-			if _, ok := done[tc.Name+"\x00"+canonicalArgs(tc.Args.Text)]; ok {
-				repeats = append(repeats, fmt.Sprintf("%s %s", toolLabel(tc), code(tc.Args.Text, 80)))
-			}
-		}
-		if roundTripFailed(e) {
-			continue // a new dispatch after a failure is a retry (RecoveryOnError)
-		}
-		for _, o := range run.Out {
-			if o != e && o.To.Name == e.To.Name && start(o.To.Span) >= t && scope != "" && scopeOf(o) == scope && !roundTripFailed(o) {
-				repeats = append(repeats, fmt.Sprintf("the same dispatch to %s again (span %s)", o.To.Name, o.To.Span.ID))
-			}
-		}
-	}
-	if len(repeats) > 0 {
+	if repeats, n := x.repeats(rs, e); n > 0 {
 		redo.state = partFail
-		redo.detail = fmt.Sprintf("%s repeated %s's work after it returned: %s", e.From.Name, e.To.Name, strings.Join(repeats, ", "))
+		redo.detail = fmt.Sprintf("%s repeated %s's work after it returned: %s", e.From.Name, e.To.Name, listed(repeats, n, ", ", "repeats"))
 	}
 	return append(parts, redo), steps, true
 }
@@ -445,9 +393,32 @@ func (rs *rubricStep) recoveryParts(x *dagIndex, e *agentgraph.Edge) (parts []pa
 	if len(eps) == 0 {
 		return nil, nil, false
 	}
-	for _, ep := range eps {
+	var failed, passed int
+	for i, ep := range eps {
 		state, detail := rs.recovered(x, e, ep)
-		parts = append(parts, part{name: "error handled", state: state, detail: detail})
+		if i < maxListed {
+			parts = append(parts, part{name: "error handled", state: state, detail: detail})
+			continue
+		}
+		// Past the first maxListed errors, one part stands for the rest (a failure if
+		// any of them failed): the verdict's size does not grow with the errors.
+		switch state {
+		case partFail:
+			failed++
+		case partPass:
+			passed++
+		}
+	}
+	if more := len(eps) - maxListed; more > 0 {
+		rest := part{name: fmt.Sprintf("%d more errors handled", more), state: partNA,
+			detail: fmt.Sprintf("… and %d more errors on the round trip (%d not handled, %d handled)", more, failed, passed)}
+		switch {
+		case failed > 0:
+			rest.state = partFail
+		case passed > 0:
+			rest.state = partPass
+		}
+		parts = append(parts, rest)
 	}
 	return parts, eps, true
 }
@@ -462,13 +433,11 @@ func (rs *rubricStep) recovered(x *dagIndex, e *agentgraph.Edge, ep episode) (pa
 	}
 	if ep.kind == "tool" || ep.kind == "llm" {
 		t := end(ep.span)
+		x.work++
 		// Retried by the receiver.
 		if ep.kind == "tool" {
-			for _, tc := range r.ToolCalls {
-				if tc == ep.tool || tc.Name != ep.tool.Name || start(tc.Span) < t {
-					continue
-				}
-				same := tc.Args.Found() && ep.tool.Args.Found() && canonicalArgs(tc.Args.Text) == canonicalArgs(ep.tool.Args.Text)
+			if tc := firstCallAfter(x.callsNamed(r, ep.tool.Name), t, ep.tool.Span); tc != nil {
+				same := tc.Args.Found() && ep.tool.Args.Found() && x.canonical(tc) == x.canonical(ep.tool)
 				if same && !transient {
 					return partFail, fmt.Sprintf("%s; %s retried it with the same arguments (%s) after %s error: a retry loop on the same scope",
 						failed, r.Name, toolLabel(tc), kind)
@@ -476,11 +445,14 @@ func (rs *rubricStep) recovered(x *dagIndex, e *agentgraph.Edge, ep episode) (pa
 				return partPass, fmt.Sprintf("%s; %s retried it (%s)", failed, r.Name, toolLabel(tc))
 			}
 		} else {
-			for _, llm := range x.llms[r] {
-				if llm == ep.span || start(llm) < t {
-					continue
-				}
-				if inputText(llm.Span) == inputText(ep.span.Span) && !transient {
+			llms := x.llms[r]
+			i := sort.Search(len(llms), func(i int) bool { return start(llms[i]) >= t })
+			if i < len(llms) && llms[i] == ep.span {
+				i++
+			}
+			if i < len(llms) {
+				llm := llms[i]
+				if x.inputOf(llm) == x.inputOf(ep.span) && !transient {
 					return partFail, fmt.Sprintf("%s; %s sent the same request again (span %s) after %s error: a retry loop on the same scope",
 						failed, r.Name, llm.ID, kind)
 				}
@@ -488,21 +460,19 @@ func (rs *rubricStep) recovered(x *dagIndex, e *agentgraph.Edge, ep episode) (pa
 			}
 		}
 		// Fell back to another agent.
-		for _, o := range r.Out {
-			if start(o.To.Span) >= t {
-				return partPass, fmt.Sprintf("%s; %s fell back to %s (span %s)", failed, r.Name, o.To.Name, o.To.Span.ID)
-			}
+		if _, o := firstOutAfter(r, t, nil); o != nil {
+			return partPass, fmt.Sprintf("%s; %s fell back to %s (span %s)", failed, r.Name, o.To.Name, o.To.Span.ID)
 		}
 		// Surfaced by the receiver.
-		if f := factsOf(r); f.status != StatusCompleted {
+		if f := x.factsOf(r); f.status != StatusCompleted {
 			return partPass, fmt.Sprintf("%s; %s surfaced it (%s)", failed, r.Name, f.status)
 		}
-		if v, ok := x.marker([]*agentgraph.Invocation{r}, ep.span); ok {
+		if v, ok := x.marker([]string{r.Name}, func(inv *agentgraph.Invocation) bool { return inv == r }, ep.span); ok {
 			return partPass, fmt.Sprintf("%s; %s recorded the recovery %s=%s", failed, r.Name, AttrRecovery, quote(v, 30))
 		}
 	}
 	// The sender's reaction after the round trip.
-	state, how := rs.senderReaction(x, e, transient, kind)
+	state, how := x.senderReaction(e, transient, kind)
 	if state != partNA {
 		return state, failed + "; " + how
 	}
@@ -512,114 +482,6 @@ func (rs *rubricStep) recovered(x *dagIndex, e *agentgraph.Edge, ep episode) (pa
 			failed, r.Name, who)
 	}
 	return partFail, fmt.Sprintf("%s; %s did not retry, fall back, escalate or fail: the error was swallowed", failed, who)
-}
-
-// senderReaction looks for the sender's recovery after e's round trip: a new dispatch to
-// the receiver (a retry; a loop when the scope is the same and the error not transient),
-// the same call again, the same scope given to another agent (a fallback), its own failure
-// or a pending approval (escalation), or a recorded handoff.recovery.
-func (rs *rubricStep) senderReaction(x *dagIndex, e *agentgraph.Edge, transient bool, kind string) (partState, string) {
-	t := returnedAt(e)
-	scope := scopeOf(e)
-	runs := x.senderRuns(e)
-	for _, run := range runs {
-		for _, o := range run.Out {
-			if o == e || start(o.To.Span) < t || o.To.Name != e.To.Name {
-				continue
-			}
-			if scope != "" && scopeOf(o) == scope && !transient {
-				return partFail, fmt.Sprintf("%s dispatched %s again with the same scope (span %s) after %s error: a retry loop on the same scope",
-					e.From.Name, o.To.Name, o.To.Span.ID, kind)
-			}
-			return partPass, fmt.Sprintf("%s retried: dispatched %s again (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
-		}
-		if e.Via != nil && e.Via.Role == agentgraph.RoleTool {
-			for _, tc := range run.ToolCalls {
-				if tc.Span == e.Via || tc.Name != e.Via.Name.Text || start(tc.Span) < t {
-					continue
-				}
-				if via := x.callOf(e.Via); via != nil && via.Args.Found() && tc.Args.Found() &&
-					canonicalArgs(via.Args.Text) == canonicalArgs(tc.Args.Text) && !transient {
-					return partFail, fmt.Sprintf("%s called %s again with the same arguments after %s error: a retry loop on the same scope",
-						e.From.Name, toolLabel(tc), kind)
-				}
-				return partPass, fmt.Sprintf("%s retried: called %s again", e.From.Name, toolLabel(tc))
-			}
-		}
-	}
-	if scope != "" {
-		for _, run := range runs {
-			for _, o := range run.Out {
-				if o != e && o.To.Name != e.To.Name && start(o.To.Span) >= t && scopeOf(o) == scope {
-					return partPass, fmt.Sprintf("%s fell back: gave the same scope to %s (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
-				}
-			}
-		}
-	}
-	for _, run := range runs {
-		if f := factsOf(run); f.status != StatusCompleted {
-			return partPass, fmt.Sprintf("%s escalated: its run ended %s (%s)", run.Name, f.status, f.statusWhy)
-		}
-	}
-	seen := map[*agentgraph.Invocation]bool{}
-	for up := e.From.In; up != nil && up.From.Remote == nil && !seen[up.From]; up = up.From.In {
-		seen[up.From] = true
-		if f := factsOf(up.From); f.status != StatusCompleted {
-			return partPass, fmt.Sprintf("escalated: %s, up the chain, ended %s", up.From.Name, f.status)
-		}
-	}
-	if root := x.g.RootSpan; root != nil && root.Span.Status().Code() == ptrace.StatusCodeError {
-		return partPass, "escalated: the trace's root span failed"
-	}
-	if v, ok := x.marker(append(runs, e.To), e.To.Span); ok {
-		return partPass, fmt.Sprintf("%s recorded the recovery %s=%s", e.From.Name, AttrRecovery, quote(v, 30))
-	}
-	return partNA, ""
-}
-
-// callOf finds the tool call of a tool span.
-func (x *dagIndex) callOf(s *agentgraph.Span) *agentgraph.ToolCall {
-	if o := x.ownerOf(s); o != nil {
-		for _, tc := range o.ToolCalls {
-			if tc.Span == s {
-				return tc
-			}
-		}
-	}
-	return nil
-}
-
-// marker finds a handoff.recovery attribute on a span of the runs (their agent spans and
-// the spans they own) that ends after the error began, or on an event of one after it.
-func (x *dagIndex) marker(runs []*agentgraph.Invocation, after *agentgraph.Span) (string, bool) {
-	in := map[*agentgraph.Invocation]bool{}
-	for _, r := range runs {
-		in[r] = true
-	}
-	t := start(after)
-	for _, s := range x.g.Spans {
-		inv := x.invOf[s]
-		if inv == nil || !in[inv] {
-			inv = x.ownerOf(s)
-		}
-		if inv == nil || !in[inv] || end(s) < t {
-			continue
-		}
-		if v, ok := s.Span.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
-			return v.AsString(), true
-		}
-		events := s.Span.Events()
-		for i := 0; i < events.Len(); i++ {
-			ev := events.At(i)
-			if ev.Timestamp() < t {
-				continue
-			}
-			if v, ok := ev.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
-				return v.AsString(), true
-			}
-		}
-	}
-	return "", false
 }
 
 // receiverTurn renders what the receiver did, for the judge.
@@ -651,4 +513,230 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// reaction is a senderReaction verdict.
+type reaction struct {
+	state partState
+	how   string
+}
+
+type reactionKey struct {
+	e         *agentgraph.Edge
+	transient bool
+}
+
+// senderReaction looks for the sender's recovery after e's round trip: a new dispatch to
+// the receiver (a retry; a loop when the scope is the same and the error not transient),
+// the same call again, the same scope given to another agent (a fallback), its own failure
+// or a pending approval (escalation), or a recorded handoff.recovery. It depends on the
+// handoff and whether the error was transient only: once per handoff and kind.
+func (x *dagIndex) senderReaction(e *agentgraph.Edge, transient bool, kind string) (partState, string) {
+	key := reactionKey{e, transient}
+	if x.reactions == nil {
+		x.reactions = map[reactionKey]reaction{}
+	}
+	if r, ok := x.reactions[key]; ok {
+		return r.state, r.how
+	}
+	state, how := x.react(e, transient, kind)
+	x.reactions[key] = reaction{state, how}
+	return state, how
+}
+
+func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partState, string) {
+	t := returnedAt(e)
+	scope := x.scopeOf(e)
+	// The first sender run (in start order) that dispatched the receiver's agent again,
+	// or made the dispatching call again, after the return.
+	var again *agentgraph.Edge
+	var call *agentgraph.ToolCall
+	if e.From.Remote == nil {
+		name := e.From.Name
+		redispatch := x.firstRun(name, "to", e.To.Name, t, func(run *agentgraph.Invocation) bool {
+			return x.senderRun(e, run) && firstEdgeAfter(x.outsTo(run, e.To.Name), t, e) != nil
+		})
+		var recall *agentgraph.Invocation
+		if e.Via != nil && e.Via.Role == agentgraph.RoleTool {
+			recall = x.firstRun(name, "call", e.Via.Name.Text, t, func(run *agentgraph.Invocation) bool {
+				return x.senderRun(e, run) && firstCallAfter(x.callsNamed(run, e.Via.Name.Text), t, e.Via) != nil
+			})
+		}
+		switch {
+		case redispatch != nil && (recall == nil || x.position[redispatch] <= x.position[recall]):
+			again = firstEdgeAfter(x.outsTo(redispatch, e.To.Name), t, e)
+		case recall != nil:
+			call = firstCallAfter(x.callsNamed(recall, e.Via.Name.Text), t, e.Via)
+		}
+	}
+	if o := again; o != nil {
+		if scope != "" && x.scopeOf(o) == scope && !transient {
+			return partFail, fmt.Sprintf("%s dispatched %s again with the same scope (span %s) after %s error: a retry loop on the same scope",
+				e.From.Name, o.To.Name, o.To.Span.ID, kind)
+		}
+		return partPass, fmt.Sprintf("%s retried: dispatched %s again (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
+	}
+	if tc := call; tc != nil {
+		if via := x.callOf(e.Via); via != nil && via.Args.Found() && tc.Args.Found() &&
+			x.canonical(via) == x.canonical(tc) && !transient {
+			return partFail, fmt.Sprintf("%s called %s again with the same arguments after %s error: a retry loop on the same scope",
+				e.From.Name, toolLabel(tc), kind)
+		}
+		return partPass, fmt.Sprintf("%s retried: called %s again", e.From.Name, toolLabel(tc))
+	}
+	if scope != "" && e.From.Remote == nil {
+		// No sender run dispatched e's receiver again after t (that returned above), so
+		// among these only e itself can have the receiver's name.
+		fallback := x.firstRun(e.From.Name, "scope", scope, t, func(run *agentgraph.Invocation) bool {
+			o := firstEdgeAfter(x.outsScoped(run, scope), t, e)
+			return x.senderRun(e, run) && o != nil && o.To.Name != e.To.Name
+		})
+		if fallback != nil {
+			o := firstEdgeAfter(x.outsScoped(fallback, scope), t, e)
+			return partPass, fmt.Sprintf("%s fell back: gave the same scope to %s (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
+		}
+	}
+	for _, run := range x.unfinished(e.From.Name) {
+		if e.From.Remote == nil && x.senderRun(e, run) {
+			f := x.factsOf(run)
+			return partPass, fmt.Sprintf("%s escalated: its run ended %s (%s)", run.Name, f.status, f.statusWhy)
+		}
+	}
+	if up := x.firstFailedAbove(e.From); up != nil {
+		return partPass, fmt.Sprintf("escalated: %s, up the chain, ended %s", up.Name, x.factsOf(up).status)
+	}
+	if root := x.g.RootSpan; root != nil && root.Span.Status().Code() == ptrace.StatusCodeError {
+		return partPass, "escalated: the trace's root span failed"
+	}
+	member := func(inv *agentgraph.Invocation) bool { return inv == e.To || x.senderRun(e, inv) }
+	if v, ok := x.marker([]string{e.From.Name, e.To.Name}, member, e.To.Span); ok {
+		return partPass, fmt.Sprintf("%s recorded the recovery %s=%s", e.From.Name, AttrRecovery, quote(v, 30))
+	}
+	return partNA, ""
+}
+
+// marker finds a handoff.recovery attribute on a span of the runs (their agent spans and
+// the spans they own) that ends after the error began, or on an event of one after it:
+// the first such span in start order. names are the names of the runs member accepts.
+func (x *dagIndex) marker(names []string, member func(*agentgraph.Invocation) bool, after *agentgraph.Span) (string, bool) {
+	t := start(after)
+	best, value := -1, ""
+	for i, name := range names {
+		if i > 0 && name == names[0] {
+			continue
+		}
+		for _, m := range x.marksOf(name) {
+			x.work++
+			if best >= 0 && m.order >= best {
+				break
+			}
+			s := m.span
+			inv := m.runs[0]
+			if inv == nil || !member(inv) {
+				inv = m.runs[1]
+			}
+			if inv == nil || !member(inv) || end(s) < t {
+				continue
+			}
+			if v, ok := recoveryValue(s, t); ok {
+				best, value = m.order, v
+				break
+			}
+		}
+	}
+	return value, best >= 0
+}
+
+// recoveryValue is a span's handoff.recovery attribute, else that of its first event at
+// or after t.
+func recoveryValue(s *agentgraph.Span, t pcommon.Timestamp) (string, bool) {
+	if v, ok := s.Span.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
+		return v.AsString(), true
+	}
+	events := s.Span.Events()
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Timestamp() < t {
+			continue
+		}
+		if v, ok := ev.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
+			return v.AsString(), true
+		}
+	}
+	return "", false
+}
+
+// repeat is a call or dispatch of a sender run that repeats the receiver's work.
+type repeat struct {
+	run      int // position of the run among its name's runs
+	dispatch bool
+	at       pcommon.Timestamp
+	order    int
+	text     string
+}
+
+// repeats lists what the sender's runs did after e returned that repeats the receiver's
+// work (at most maxListed, in run order) and how many there were: tool calls with the
+// same name and arguments as one of the receiver's, and (when the round trip did not
+// fail) the same dispatch to the receiver's agent again. At most maxStepScan candidates
+// are looked at per handoff.
+func (x *dagIndex) repeats(rs *rubricStep, e *agentgraph.Edge) ([]string, int) {
+	if e.From.Remote != nil {
+		return nil, 0
+	}
+	t := returnedAt(e)
+	var found []repeat
+	budget := maxStepScan
+	seenKey := map[string]bool{}
+	for _, tc := range e.To.ToolCalls {
+		x.work++
+		if rs.plumbing(x, tc, e.To) || !tc.Args.Found() {
+			continue
+		}
+		key := tc.Name + "\x00" + x.canonical(tc)
+		if seenKey[key] {
+			continue
+		}
+		seenKey[key] = true
+		calls := x.callsKeyed(e.From.Name, key)
+		i := sort.Search(len(calls), func(i int) bool { return start(calls[i].Span) >= t })
+		for ; i < len(calls) && budget > 0; i++ {
+			budget--
+			c := calls[i]
+			if run := c.Span.Owner(); x.senderRun(e, run) {
+				found = append(found, repeat{run: x.position[run], at: start(c.Span), order: x.spanOrder(c.Span),
+					text: fmt.Sprintf("%s %s", toolLabel(c), code(c.Args.Text, 80))})
+			}
+		}
+	}
+	if scope := x.scopeOf(e); scope != "" && !roundTripFailed(e) {
+		outs := x.outsKeyed(e.From.Name, e.To.Name+"\x00"+scope)
+		i := sort.Search(len(outs), func(i int) bool { return start(outs[i].To.Span) >= t })
+		for ; i < len(outs) && budget > 0; i++ {
+			budget--
+			o := outs[i]
+			if o != e && !roundTripFailed(o) && x.senderRun(e, o.From) {
+				found = append(found, repeat{run: x.position[o.From], dispatch: true, at: start(o.To.Span), order: o.To.Index,
+					text: fmt.Sprintf("the same dispatch to %s again (span %s)", o.To.Name, o.To.Span.ID)})
+			}
+		}
+	}
+	sort.Slice(found, func(i, j int) bool {
+		a, b := found[i], found[j]
+		if a.run != b.run {
+			return a.run < b.run
+		}
+		if a.dispatch != b.dispatch {
+			return !a.dispatch
+		}
+		return a.order < b.order
+	})
+	var out []string
+	for _, r := range found {
+		if len(out) == maxListed {
+			break
+		}
+		out = append(out, r.text)
+	}
+	return out, len(found)
 }

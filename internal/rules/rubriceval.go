@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -233,13 +232,7 @@ func (x *dagIndex) dispatchFields(e *agentgraph.Edge) ([]judge.Field, string) {
 	if !e.To.Input.Found() && !e.Reason.Found() {
 		return nil, fmt.Sprintf("content capture disabled on the exporter: neither the dispatch's arguments nor %s's input were captured", e.To.Name)
 	}
-	agents := map[string]bool{}
-	for _, inv := range x.g.Invocations {
-		if inv.Name != e.From.Name {
-			agents[inv.Name] = true
-		}
-	}
-	catalog := "agents in this run: " + strings.Join(sortedKeys(agents), ", ")
+	catalog := "agents in this run: " + x.catalog(e.From.Name)
 	if e.From.AllowedTools != nil {
 		catalog += "\ntools offered to " + e.From.Name + ": " + tools(e.From.AllowedTools)
 	}
@@ -311,8 +304,12 @@ func (x *dagIndex) recoveryFields(e *agentgraph.Edge, eps []episode) []judge.Fie
 func postTurn(steps []senderStep) string {
 	var b strings.Builder
 	for i, st := range steps {
-		if i == 5 {
-			fmt.Fprintf(&b, "(%d more steps)\n", len(steps)-5)
+		if i == shownSteps {
+			more := fmt.Sprint(len(steps) - shownSteps)
+			if len(steps) == maxNextSteps {
+				more += " or more" // nextSteps looks no further
+			}
+			fmt.Fprintf(&b, "(%s more steps)\n", more)
 			break
 		}
 		if strings.TrimSpace(st.text) == "" {
@@ -325,12 +322,8 @@ func postTurn(steps []senderStep) string {
 
 // senderOutput is the output of the sender's last run.
 func (x *dagIndex) senderOutput(e *agentgraph.Edge) string {
-	runs := x.senderRuns(e)
-	sort.SliceStable(runs, func(i, j int) bool { return start(runs[i].Span) < start(runs[j].Span) })
-	for i := len(runs) - 1; i >= 0; i-- {
-		if runs[i].Output.Found() {
-			return plainOutput(runs[i].Output.Text)
-		}
+	if run := x.lastOutputRun(e); run != nil {
+		return plainOutput(run.Output.Text)
 	}
 	return "(not captured)"
 }

@@ -630,7 +630,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 		want = append(want, fmt.Sprintf("tool calls <= %d", *s.MaxToolCalls))
 	}
 	r.Expected = s.AgentName + " subtree: " + strings.Join(want, ", ")
-	var problems, actual []string
+	var problems, unknown, actual []string
 	runs := 0
 	for _, inv := range g.Invocations {
 		if inv.Name != s.AgentName {
@@ -638,14 +638,30 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 		}
 		runs++
 		sub := inv.Subtree
-		actual = append(actual, fmt.Sprintf("tokens %d, duration %gms, tool calls %d", sub.TotalTokens, round(sub.DurationMs), sub.ToolCalls))
-		r.Spans = append(r.Spans, inv.Span.ID.String())
 		at := fmt.Sprintf("%s (span %s)", inv.Name, inv.Span.ID)
+		duration := fmt.Sprintf("%gms", round(sub.DurationMs))
+		if sub.DurationUnknown > 0 {
+			duration = "unknown (" + unknownDuration(sub) + ")"
+		}
+		if len(actual) < maxListed {
+			actual = append(actual, fmt.Sprintf("tokens %d, duration %s, tool calls %d", sub.TotalTokens, duration, sub.ToolCalls))
+			r.Spans = append(r.Spans, inv.Span.ID.String())
+		}
 		if s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens {
 			problems = append(problems, fmt.Sprintf("%s used %d tokens, over maxTokens %d", at, sub.TotalTokens, *s.MaxTokens))
 		}
-		if s.MaxDurationMs != nil && sub.DurationMs > *s.MaxDurationMs {
-			problems = append(problems, fmt.Sprintf("%s took %gms, over maxDurationMs %g", at, round(sub.DurationMs), *s.MaxDurationMs))
+		if s.MaxDurationMs != nil {
+			// With spans of unknown duration, DurationMs covers the others: a lower bound.
+			// Over the limit it is a failure all the same; under it, the budget cannot be
+			// decided.
+			switch {
+			case sub.DurationMs > *s.MaxDurationMs && sub.DurationUnknown > 0:
+				problems = append(problems, fmt.Sprintf("%s took at least %gms, over maxDurationMs %g (%s)", at, round(sub.DurationMs), *s.MaxDurationMs, unknownDuration(sub)))
+			case sub.DurationMs > *s.MaxDurationMs:
+				problems = append(problems, fmt.Sprintf("%s took %gms, over maxDurationMs %g", at, round(sub.DurationMs), *s.MaxDurationMs))
+			case sub.DurationUnknown > 0:
+				unknown = append(unknown, fmt.Sprintf("%s: the duration is unknown because %s, so maxDurationMs %g cannot be checked", at, unknownDuration(sub), *s.MaxDurationMs))
+			}
 		}
 		if s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls {
 			problems = append(problems, fmt.Sprintf("%s made %d tool calls, over maxToolCalls %d", at, sub.ToolCalls, *s.MaxToolCalls))
@@ -656,8 +672,52 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 		r.Message = fmt.Sprintf("agent %s did not run in this trace; nothing to budget", s.AgentName)
 		return
 	}
-	r.Actual = strings.Join(actual, "; ")
-	verdict(r, problems, fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+	r.Actual = listed(actual, runs, "; ", "runs")
+	if len(problems) == 0 && len(unknown) > 0 {
+		// Never a pass on a duration nobody knows; an error, like a grading that erred:
+		// the trace's timestamps are broken, not the agent's budget.
+		r.Outcome, r.Message = Error, listed(unknown, len(unknown), "; ", "runs")
+		return
+	}
+	verdict(r, capList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+}
+
+// unknownDuration says why a rollup's duration is unknown, naming the first span.
+func unknownDuration(sub agentgraph.Rollup) string {
+	sp := sub.DurationUnknownSpan
+	why := fmt.Sprintf("span %s ends before it starts", sp.ID)
+	if sp.Span.EndTimestamp() == 0 {
+		why = fmt.Sprintf("span %s has no end time", sp.ID)
+	}
+	if sub.DurationUnknown > 1 {
+		why += fmt.Sprintf(" (and %d more spans of unknown duration)", sub.DurationUnknown-1)
+	}
+	return why
+}
+
+// maxListed caps the items a verdict's message, expected or actual lists: a trace of any
+// size gives a message of bounded size.
+const maxListed = 10
+
+// listed joins the first items (at most maxListed of total) and says how many more
+// there were.
+func listed(items []string, total int, sep, what string) string {
+	if len(items) > maxListed {
+		items = items[:maxListed]
+	}
+	out := strings.Join(items, sep)
+	if more := total - len(items); more > 0 {
+		out += fmt.Sprintf("%s… and %d more %s", sep, more, what)
+	}
+	return out
+}
+
+// capList keeps the first maxListed problems and counts the rest in a last one.
+func capList(problems []string) []string {
+	if len(problems) <= maxListed {
+		return problems
+	}
+	return append(problems[:maxListed:maxListed], fmt.Sprintf("… and %d more", len(problems)-maxListed))
 }
 
 func rubricName(s StepConfig) string {
@@ -691,30 +751,63 @@ func allowedCycle(cycle []string, allowed [][]string) bool {
 	return false
 }
 
-// longestChain names the agents along the deepest delegation chain.
+// longestChain names the agents along the deepest delegation chain: the first and last
+// few when it is long. Every invocation has at most one incoming edge, so the chains from
+// the roots form trees: heights bottom-up, then one walk down the tallest branch.
 func longestChain(g *agentgraph.Graph) string {
-	var best []string
-	var walk func(inv *agentgraph.Invocation, path []string, seen map[*agentgraph.Invocation]bool)
-	walk = func(inv *agentgraph.Invocation, path []string, seen map[*agentgraph.Invocation]bool) {
-		path = append(path, inv.Name)
-		if len(path) > len(best) {
-			best = append([]string(nil), path...)
+	height := make(map[*agentgraph.Invocation]int, len(g.Invocations))
+	next := make(map[*agentgraph.Invocation]*agentgraph.Invocation, len(g.Invocations))
+	// Preorder from the roots (iterative: chains can be deep), then heights in reverse.
+	var order, stack []*agentgraph.Invocation
+	seen := make(map[*agentgraph.Invocation]bool, len(g.Invocations))
+	for _, inv := range g.Invocations {
+		if inv.In != nil {
+			continue
 		}
+		stack = append(stack[:0], inv)
 		seen[inv] = true
-		for _, e := range inv.Out {
-			if !seen[e.To] {
-				walk(e.To, path, seen)
+		for len(stack) > 0 {
+			cur := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			order = append(order, cur)
+			for i := len(cur.Out) - 1; i >= 0; i-- {
+				if to := cur.Out[i].To; !seen[to] {
+					seen[to] = true
+					stack = append(stack, to)
+				}
 			}
 		}
-		delete(seen, inv)
 	}
-	for _, inv := range g.Invocations {
-		if inv.In == nil {
-			walk(inv, nil, map[*agentgraph.Invocation]bool{})
+	for i := len(order) - 1; i >= 0; i-- {
+		cur := order[i]
+		for _, e := range cur.Out {
+			// The first child of greatest height, as a walk in edge order finds it.
+			if h := height[e.To] + 1; next[cur] == nil || h > height[cur] {
+				height[cur], next[cur] = h, e.To
+			}
 		}
 	}
-	return strings.Join(best, " -> ")
+	var best *agentgraph.Invocation
+	for _, inv := range g.Invocations {
+		if inv.In == nil && (best == nil || height[inv] > height[best]) {
+			best = inv
+		}
+	}
+	var names []string
+	n := 0
+	for cur := best; cur != nil; cur = next[cur] {
+		if n < chainHead || n > height[best]-chainTail {
+			names = append(names, cur.Name)
+		} else if n == chainHead {
+			names = append(names, fmt.Sprintf("… %d more …", height[best]+1-chainHead-chainTail))
+		}
+		n++
+	}
+	return strings.Join(names, " -> ")
 }
+
+// chainHead and chainTail are how many agents of a long chain a message names at each end.
+const chainHead, chainTail = 5, 3
 
 func formatCounts(m map[string]int) string {
 	keys := make([]string, 0, len(m))
