@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,7 +35,7 @@ func TestRubricWorkIsLinear(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := agentgraph.BuildAll(tc.td, agentgraph.Options{})[0]
-			cache := &traceCache{g: g, jr: &judgeRun{}}
+			cache := &traceCache{ctx: context.Background(), g: g, jr: &judgeRun{}}
 			results := ev.cases[0].evaluate(cache, true)
 			require.Len(t, results, 1+4*len(g.Edges))
 			items := len(g.Spans) + len(g.Edges)
