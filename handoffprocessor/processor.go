@@ -128,10 +128,11 @@ func (p *handoffProcessor) hold(traces, spans int64) {
 	}
 }
 
-// ConsumeTraces buffers spans per trace. Traces released early by this batch (evicted or
-// too large), late spans and spans without a trace id are forwarded before it returns, in
-// bounded batches, so their downstream errors reach the caller; completed traces leave
-// from the release workers.
+// ConsumeTraces buffers spans per trace. Late spans and spans without a trace id (only the
+// caller's own spans) are forwarded before it returns, in bounded batches, so their
+// downstream errors reach the caller and its retry resends exactly them. Every assembled
+// trace, completed or released early (evicted, too large), leaves from the release
+// workers: its spans came in several requests, acknowledged already.
 func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	frags := splitByTrace(td)
 	if p.cfg.MaxTraceSizeBytes > 0 {
@@ -174,20 +175,14 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		// marked and counted as late like every span that skips assembly.
 		late = append(late, fs...)
 	}
-	var releases []release
 	for range sent {
-		r := <-reply
-		releases = append(releases, r.releases...)
-		late = append(late, r.late...)
+		late = append(late, (<-reply).late...)
 	}
 	p.mu.RUnlock()
 
-	units := make([]unit, 0, len(invalid)+len(late)+len(releases))
+	units := make([]unit, 0, len(invalid)+len(late))
 	units = append(units, p.passInvalid(ctx, invalid)...)
 	units = append(units, p.passLate(ctx, late)...)
-	for _, r := range releases {
-		units = append(units, p.assembleOne(r))
-	}
 	return p.forwardSync(ctx, units)
 }
 

@@ -615,8 +615,9 @@ func TestMaxWaitCapsQuietPeriodOfLateRoot(t *testing.T) {
 	h.assertMetrics(wantMetrics{released: map[string]int64{triggerTimeout: 1}, spansReleased: 10, handoffs: 1})
 }
 
-// 4a. A trace over max_spans_per_trace leaves synchronously, inside ConsumeTraces.
-func TestTooLargeReleasedSynchronously(t *testing.T) {
+// 4a. A trace over max_spans_per_trace leaves at once, through the release workers (the
+// client's request does not wait for its assembly or its destination).
+func TestTooLargeReleasedEarly(t *testing.T) {
 	sink := new(consumertest.TracesSink)
 	h := newHarness(t, testConfig(func(c *Config) { c.MaxSpansPerTrace = 5 }), sink, true)
 
@@ -633,8 +634,8 @@ func TestTooLargeReleasedSynchronously(t *testing.T) {
 	require.Zero(t, sink.SpanCount())
 	h.assertMetrics(wantMetrics{tracesInMemory: 1, spansInMemory: 4})
 
-	h.consume(part2) // 10 > 5: released before ConsumeTraces returns
-	require.Equal(t, 11, sink.SpanCount())
+	h.consume(part2) // 10 > 5: released now, without waiting for a deadline
+	require.Eventually(t, func() bool { return sink.SpanCount() == 11 }, waitFor, time.Millisecond)
 	out := sinkSpans(sink)
 	requireExactlyOnce(t, inKeys, out)
 	require.Len(t, handoffs(out), 1)
@@ -646,7 +647,7 @@ func TestTooLargeReleasedSynchronously(t *testing.T) {
 }
 
 // 4a'. Over max_trace_size_bytes, likewise.
-func TestTooManyBytesReleasedSynchronously(t *testing.T) {
+func TestTooManyBytesReleasedEarly(t *testing.T) {
 	sink := new(consumertest.TracesSink)
 	in := loadCapture(t, adkOK)
 	var n int
@@ -660,14 +661,15 @@ func TestTooManyBytesReleasedSynchronously(t *testing.T) {
 	h.consume(part1)
 	require.Zero(t, sink.SpanCount())
 	h.consume(part2)
-	require.Equal(t, 11, sink.SpanCount(), "released inside ConsumeTraces, HANDOFF span included")
+	require.Eventually(t, func() bool { return sink.SpanCount() == 11 }, waitFor, time.Millisecond,
+		"released without waiting for a deadline, HANDOFF span included")
 	h.assertMetrics(wantMetrics{
 		released:      map[string]int64{triggerTooLarge: 1},
 		spansReleased: 10, handoffs: 1, tooLarge: 1,
 	})
 }
 
-// 4b. Over num_traces, the oldest trace is evicted synchronously.
+// 4b. Over num_traces, the oldest trace is evicted at once.
 func TestOldestTraceEvicted(t *testing.T) {
 	sink := new(consumertest.TracesSink)
 	h := newHarness(t, testConfig(func(c *Config) { c.NumTraces, c.NumShards = 1, 1 }), sink, true)
@@ -680,8 +682,8 @@ func TestOldestTraceEvicted(t *testing.T) {
 
 	h.consume(a)
 	require.Zero(t, sink.SpanCount())
-	h.consume(b) // a second trace does not fit: a leaves before ConsumeTraces returns
-	require.Equal(t, 11, sink.SpanCount())
+	h.consume(b) // a second trace does not fit: a leaves now
+	require.Eventually(t, func() bool { return sink.SpanCount() == 11 }, waitFor, time.Millisecond)
 	out := sinkSpans(sink)
 	requireExactlyOnce(t, aKeys, out)
 	requireIncomplete(t, out, aRoot, triggerEvicted)
@@ -846,19 +848,23 @@ func TestShutdownAgainWithDoneContext(t *testing.T) {
 	h.assertMetrics(wantMetrics{released: map[string]int64{triggerShutdown: 1}, spansReleased: 10, handoffs: 1})
 }
 
-// 7. Downstream errors: synchronous releases return them; timed releases count them.
+// 7. Downstream errors: the caller's own spans forwarded synchronously (late spans) return
+// them; every assembled trace (timed or released early) counts them.
 func TestDownstreamErrors(t *testing.T) {
 	errDown := errors.New("downstream is full")
 
 	t.Run("too_large", func(t *testing.T) {
 		sink := &errSink{err: errDown}
 		h := newHarness(t, testConfig(func(c *Config) { c.MaxSpansPerTrace = 5 }), sink, true)
-		err := h.p.ConsumeTraces(context.Background(), loadCapture(t, adkOK))
-		require.ErrorIs(t, err, errDown)
-		require.Equal(t, 11, sink.SpanCount())
+		// The trace holds spans of earlier, acknowledged requests too: the client cannot
+		// resend those, so the rejection is counted and logged, not returned.
+		require.NoError(t, h.p.ConsumeTraces(context.Background(), loadCapture(t, adkOK)))
+		require.Eventually(t, func() bool { return sink.SpanCount() == 11 }, waitFor, time.Millisecond)
+		require.NoError(t, h.p.Shutdown(context.Background())) // waits for the worker's count
 		h.assertMetrics(wantMetrics{
 			released:      map[string]int64{triggerTooLarge: 1},
 			spansReleased: 10, handoffs: 1, tooLarge: 1,
+			failures: 11,
 		})
 	})
 
@@ -867,13 +873,16 @@ func TestDownstreamErrors(t *testing.T) {
 		h := newHarness(t, testConfig(func(c *Config) { c.MaxSpansPerTrace = 5 }), sink, true)
 		in := loadCapture(t, adkOK)
 		traceID := traceIDOf(t, in)
-		require.ErrorIs(t, h.p.ConsumeTraces(context.Background(), in), errDown)
+		require.NoError(t, h.p.ConsumeTraces(context.Background(), in))
+		require.Eventually(t, func() bool { return sink.SpanCount() == 11 }, waitFor, time.Millisecond)
 		err := h.p.ConsumeTraces(context.Background(), oneSpan(traceID, pcommon.SpanID{1, 1, 1, 1, 1, 1, 1, 1}, pcommon.SpanID{}, "late"))
-		require.ErrorIs(t, err, errDown)
+		require.ErrorIs(t, err, errDown, "a late span is only the caller's: its error goes back")
 		require.Equal(t, 12, sink.SpanCount())
+		require.NoError(t, h.p.Shutdown(context.Background()))
 		h.assertMetrics(wantMetrics{
 			released:      map[string]int64{triggerTooLarge: 1},
 			spansReleased: 10, handoffs: 1, tooLarge: 1, late: 1,
+			failures: 11,
 		})
 	})
 

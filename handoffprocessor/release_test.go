@@ -132,7 +132,7 @@ func TestTraceOverBoundLeavesAlone(t *testing.T) {
 	big := loadCapture(t, strandsOK)
 	bigKeys := keysOf(big)
 	bigHandoffs, _ := graphStats(big)
-	h.consume(big) // too_large: forwarded before ConsumeTraces returns
+	h.consume(big) // too_large: released at once
 
 	pending, _ := copiesOf(t, adkOK, 2)
 	var pendingKeys []spanKey
@@ -420,9 +420,9 @@ func TestZeroTraceIDForwardedAndCounted(t *testing.T) {
 	metadatatest.AssertEqualProcessorHandoffLateSpans(t, h.tt, lateDPs(0), ignoreTime)
 }
 
-// The synchronous paths obey the bounds too: evictions inside ConsumeTraces and the
-// EndOfInput flush leave in several bounded batches before the call returns.
-func TestSynchronousReleasesAreBatched(t *testing.T) {
+// Early releases and the EndOfInput flush obey the bounds too: five traces evicted by one
+// request leave in bounded batches, and so does the EndOfInput flush, before it returns.
+func TestEarlyReleasesAreBatched(t *testing.T) {
 	lim := ReleaseConfig{MaxBatchSpans: 2 * 11, MaxBatchBytes: 3 << 20} // two assembled traces
 	sink := new(consumertest.TracesSink)
 	h := newHarness(t, testConfig(func(c *Config) {
@@ -441,7 +441,7 @@ func TestSynchronousReleasesAreBatched(t *testing.T) {
 		td.ResourceSpans().MoveAndAppendTo(req.ResourceSpans())
 	}
 	h.consume(req)
-	require.Equal(t, 5*11, sink.SpanCount(), "evicted inside ConsumeTraces")
+	require.Eventually(t, func() bool { return sink.SpanCount() == 5*11 }, waitFor, time.Millisecond, "evicted")
 	perBatch := requireBounded(t, sink.AllTraces(), lim)
 	require.Equal(t, []int{2, 2, 1}, perBatch)
 	out := sinkSpans(sink)

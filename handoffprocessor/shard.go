@@ -137,9 +137,15 @@ func (s *shard) run() {
 				return
 			}
 			reply := shardReply{}
+			var early []release
 			for _, f := range msg.frags {
-				s.add(f, &reply)
+				early = s.add(f, &reply, early)
 			}
+			// Traces released early (evicted, too large) leave through the release workers
+			// like timed ones: the client's request only waits for the queue (backpressure),
+			// never for assembly or the destination, so a client timeout cannot make its
+			// retry duplicate spans that were already forwarded.
+			s.handChunks(early)
 			if msg.endOfInput {
 				reply.releases = append(reply.releases, s.takeAll(triggerEndOfInput)...)
 			}
@@ -154,18 +160,19 @@ func (s *shard) run() {
 	}
 }
 
-// add buffers one fragment, or hands it back as late.
-func (s *shard) add(f *fragment, reply *shardReply) {
+// add buffers one fragment, or hands it back as late; traces it releases early (evicted,
+// too large) are appended to early.
+func (s *shard) add(f *fragment, reply *shardReply, early []release) []release {
 	now := s.p.now()
 	t := s.traces[f.id]
 	if t == nil {
 		if s.released.contains(f.id) {
 			reply.late = append(reply.late, f)
-			return
+			return early
 		}
 		if len(s.traces) >= s.capacity {
 			if victim := s.oldest(); victim != nil {
-				reply.releases = append(reply.releases, s.take(victim, triggerEvicted))
+				early = append(early, s.take(victim, triggerEvicted))
 			}
 		}
 		s.seq++
@@ -185,8 +192,7 @@ func (s *shard) add(f *fragment, reply *shardReply) {
 		t.quiet = now.Add(s.p.cfg.QuietPeriod)
 	}
 	if t.spans > s.p.cfg.MaxSpansPerTrace || (s.p.cfg.MaxTraceSizeBytes > 0 && t.bytes > s.p.cfg.MaxTraceSizeBytes) {
-		reply.releases = append(reply.releases, s.take(t, triggerTooLarge))
-		return
+		return append(early, s.take(t, triggerTooLarge))
 	}
 	// Push a heap entry only when the deadline moved (a trace without its root keeps its
 	// hard deadline however many batches arrive).
@@ -195,6 +201,7 @@ func (s *shard) add(f *fragment, reply *shardReply) {
 		t.version++
 		heap.Push(&s.deadline, deadlineEntry{at: at, id: t.id, version: t.version})
 	}
+	return early
 }
 
 // oldest returns the earliest-arrived trace still buffered.
@@ -233,28 +240,35 @@ func (s *shard) compactArrivals() {
 	s.arrival = live
 }
 
-// releaseDue hands every trace whose deadline passed to the release workers, in chunks of
-// at most release.max_batch_spans spans.
+// releaseDue hands every trace whose deadline passed to the release workers.
 func (s *shard) releaseDue() {
 	now := s.p.now()
 	var due []release
-	spans := 0
 	for len(s.deadline) > 0 && !s.deadline[0].at.After(now) {
 		e := heap.Pop(&s.deadline).(deadlineEntry)
 		t := s.traces[e.id]
 		if t == nil || t.version != e.version {
 			continue
 		}
-		if len(due) > 0 && spans+t.spans > s.p.cfg.Release.MaxBatchSpans {
-			s.hand(s.p.runCtx, due)
-			due, spans = nil, 0
-		}
 		_, trigger := t.deadline()
 		due = append(due, s.take(t, trigger))
-		spans += t.spans
 	}
-	if len(due) > 0 {
-		s.hand(s.p.runCtx, due)
+	s.handChunks(due)
+}
+
+// handChunks hands releases to the release workers in chunks of at most
+// release.max_batch_spans spans (a larger trace alone).
+func (s *shard) handChunks(rs []release) {
+	start, spans := 0, 0
+	for i, r := range rs {
+		if i > start && spans+r.trace.spans > s.p.cfg.Release.MaxBatchSpans {
+			s.hand(s.p.runCtx, rs[start:i])
+			start, spans = i, 0
+		}
+		spans += r.trace.spans
+	}
+	if start < len(rs) {
+		s.hand(s.p.runCtx, rs[start:])
 	}
 }
 
