@@ -83,6 +83,7 @@ func TestJudgeShutdownUnderLoad(t *testing.T) {
 		p.JUnitPath = filepath.Join(filepath.Dir(p.ReportPath), "assertions.junit.xml")
 	})
 	tracesURL := fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTPPort)
+	peakRSS := watchPeakRSS(in.col)
 
 	base := loadCapture(t, "strands-agent-tool.json")
 	rng := newRNG()
@@ -169,8 +170,8 @@ func TestJudgeShutdownUnderLoad(t *testing.T) {
 	if c := strings.Count(junit, "shut down before grading"); c != shut {
 		t.Errorf("JUnit report names \"shut down before grading\" %d times, want %d", c, shut)
 	}
-	t.Logf("SIGTERM with %v traces waiting for a 30 s judge (%d requests in flight or sent): exited cleanly in %s; spans in %d, out %d (HANDOFF spans included); %d verdicts shut down before grading",
-		waiting, judge.Count(), took.Round(time.Millisecond), spansIn, spansOut, shut)
+	t.Logf("SIGTERM with %v traces waiting for a 30 s judge (%d requests in flight or sent): exited cleanly in %s; spans in %d, out %d (HANDOFF spans included); %d verdicts shut down before grading; peak RSS %d MB",
+		waiting, judge.Count(), took.Round(time.Millisecond), spansIn, spansOut, shut, peakRSS()/1024)
 }
 
 func TestJudgeReportDiskFull(t *testing.T) {
