@@ -1,6 +1,10 @@
 package agentgraph
 
-import "regexp"
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
 
 // Tool calls as the test-case fields read them: arguments parsed for expressions, and the
 // agent a trigger or transfer call targets.
@@ -56,3 +60,31 @@ func (tc *ToolCall) TriggerTarget() string {
 // TransferNamePattern matches the names of tools that hand control to the agent their
 // suffix names (transfer_to_X, handoff_to_X); the submatch is X.
 func TransferNamePattern() *regexp.Regexp { return transferByName }
+
+// AllowedToolNames are the names of the tools offered to the run (ToolNamesOf its
+// AllowedTools); nil when none were captured.
+func (inv *Invocation) AllowedToolNames() []string { return ToolNamesOf(inv.AllowedTools) }
+
+// ToolNamesOf reads tool names from a list of offered tools (AllowedTools, or the values of
+// a handoff.allowed_tools attribute), where an entry may itself be a JSON tool definition
+// in the OTel ({"name"}) or OpenAI ({"function": {"name"}}) schema; other entries are names.
+func ToolNamesOf(list []string) []string {
+	var out []string
+	for _, item := range list {
+		var def map[string]any
+		if strings.HasPrefix(strings.TrimSpace(item), "{") && json.Unmarshal([]byte(item), &def) == nil {
+			if n, ok := def["name"].(string); ok {
+				out = append(out, n)
+				continue
+			}
+			if f, ok := def["function"].(map[string]any); ok {
+				if n, ok := f["name"].(string); ok {
+					out = append(out, n)
+					continue
+				}
+			}
+		}
+		out = append(out, item)
+	}
+	return out
+}

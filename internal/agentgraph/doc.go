@@ -12,8 +12,8 @@
 //
 //   - runs: Invocation (name, input, output, allowed tools, tool calls, edges in and out,
 //     Self and Subtree rollups), Invocation.Status (completed | failed |
-//     awaiting_approval, with its evidence) and Invocation.AwaitingApproval, and
-//     Invocation.LLMCalls;
+//     awaiting_approval, with its evidence), Invocation.AwaitingApproval,
+//     Invocation.LLMCalls and Invocation.AllowedToolNames (ToolNamesOf);
 //   - content: Value (text and the chain place it came from, or the places tried), the
 //     chat-message formats (MessageText, ContentValue), ParseJSON, and Span.InputText (what
 //     an LLM call was given);

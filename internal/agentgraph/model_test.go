@@ -257,3 +257,19 @@ func TestScanBatchMarkers(t *testing.T) {
 	// A graph without spans has no root span to mark.
 	Build(g.TraceID, nil, Options{}).MarkIncomplete("timeout")
 }
+
+func TestAllowedToolNames(t *testing.T) {
+	// The Vercel AI SDK records the offered tools as JSON definitions (ai.prompt.tools).
+	g := onlyGraph(t, capture(t, "vercel-ai-ok"))
+	spec := invocationNamed(t, g, "weather_specialist")
+	require.Len(t, spec.AllowedTools, 1)
+	require.Contains(t, spec.AllowedTools[0], `"name":"get_weather"`)
+	require.Equal(t, []string{"get_weather"}, spec.AllowedToolNames())
+	require.Equal(t, []string{"weather_specialist"}, invocationNamed(t, g, "triage").AllowedToolNames())
+	// The OpenAI Agents SDK records names.
+	g = onlyGraph(t, capture(t, "openai-agents-ok"))
+	require.Equal(t, []string{"get_weather"}, invocationNamed(t, g, "weather_specialist").AllowedToolNames())
+	// OpenAI-schema definitions, and nothing captured.
+	require.Equal(t, []string{"lookup", "plain"}, ToolNamesOf([]string{`{"type":"function","function":{"name":"lookup"}}`, "plain"}))
+	require.Nil(t, (&Invocation{}).AllowedToolNames())
+}

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -99,27 +98,8 @@ func (rs *rubricStep) plumbing(x *dagIndex, tc *agentgraph.ToolCall, inv *agentg
 }
 
 // allowedNames reads tool names from handoff.allowed_tools entries, which may be names or
-// JSON tool definitions ({"name"} or {"function": {"name"}}).
-func allowedNames(list []string) []string {
-	var out []string
-	for _, item := range list {
-		var def map[string]any
-		if strings.HasPrefix(strings.TrimSpace(item), "{") && json.Unmarshal([]byte(item), &def) == nil {
-			if n, ok := def["name"].(string); ok {
-				out = append(out, n)
-				continue
-			}
-			if f, ok := def["function"].(map[string]any); ok {
-				if n, ok := f["name"].(string); ok {
-					out = append(out, n)
-					continue
-				}
-			}
-		}
-		out = append(out, item)
-	}
-	return out
-}
+// JSON tool definitions (the model's agentgraph.ToolNamesOf).
+func allowedNames(list []string) []string { return agentgraph.ToolNamesOf(list) }
 
 // ---- ScopeFidelity ----
 

@@ -588,13 +588,9 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 			continue
 		}
 		t := &trigger{edge: e, receiver: e.To, args: e.Reason, spanID: e.To.Span.ID.String(), start: uint64(e.To.Span.Start())}
-		if e.Via != nil {
-			for _, tc := range inv.ToolCalls {
-				if tc.Span == e.Via {
-					t.call = tc
-					t.start = uint64(tc.Span.Start())
-				}
-			}
+		if tc := viaCall(e); tc != nil && tc.Span.Owner() == inv {
+			t.call = tc // the sender's own call carried the trigger
+			t.start = uint64(tc.Span.Start())
 		}
 		t.fireAndForget, t.why = fireAndForget(e, t.call)
 		out = append(out, t)
@@ -611,6 +607,15 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
+}
+
+// viaCall is the tool call that carried an edge's dispatch (nil: none, or the via span is
+// not a tool call).
+func viaCall(e *agentgraph.Edge) *agentgraph.ToolCall {
+	if e.Via == nil {
+		return nil
+	}
+	return e.Via.ToolCall()
 }
 
 // fireAndForget decides whether the sender waited for the receiver:
