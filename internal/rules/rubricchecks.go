@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -9,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
@@ -52,8 +50,8 @@ var builtinPlumbing = map[string]bool{
 }
 
 // AttrRecovery, set by an application on a span (or a span event) after an error, records
-// the recovery it chose: retry, fallback or escalation.
-const AttrRecovery = "handoff.recovery"
+// the recovery it chose: retry, fallback or escalation (read by the model).
+const AttrRecovery = agentgraph.AttrRecovery
 
 // rubricStep is an EXPECT_HANDOFF_RUBRICS step, compiled.
 type rubricStep struct {
@@ -100,27 +98,8 @@ func (rs *rubricStep) plumbing(x *dagIndex, tc *agentgraph.ToolCall, inv *agentg
 }
 
 // allowedNames reads tool names from handoff.allowed_tools entries, which may be names or
-// JSON tool definitions ({"name"} or {"function": {"name"}}).
-func allowedNames(list []string) []string {
-	var out []string
-	for _, item := range list {
-		var def map[string]any
-		if strings.HasPrefix(strings.TrimSpace(item), "{") && json.Unmarshal([]byte(item), &def) == nil {
-			if n, ok := def["name"].(string); ok {
-				out = append(out, n)
-				continue
-			}
-			if f, ok := def["function"].(map[string]any); ok {
-				if n, ok := f["name"].(string); ok {
-					out = append(out, n)
-					continue
-				}
-			}
-		}
-		out = append(out, item)
-	}
-	return out
-}
+// JSON tool definitions (the model's agentgraph.ToolNamesOf).
+func allowedNames(list []string) []string { return agentgraph.ToolNamesOf(list) }
 
 // ---- ScopeFidelity ----
 
@@ -378,7 +357,7 @@ func (x *dagIndex) episodes(e *agentgraph.Edge) []episode {
 	}
 	for _, llm := range x.llms[r] {
 		if llm.Error != nil {
-			out = append(out, episode{span: llm, kind: "llm", label: fmt.Sprintf("LLM call %s (span %s)", llm.Span.Name(), llm.ID), err: llm.Error})
+			out = append(out, episode{span: llm, kind: "llm", label: fmt.Sprintf("LLM call %s (span %s)", llm.SpanName(), llm.ID), err: llm.Error})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return start(out[i].span) < start(out[j].span) })
@@ -605,7 +584,7 @@ func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partS
 	if up := x.firstFailedAbove(e.From); up != nil {
 		return partPass, fmt.Sprintf("escalated: %s, up the chain, ended %s", up.Name, x.factsOf(up).status)
 	}
-	if root := x.g.RootSpan; root != nil && root.Span.Status().Code() == ptrace.StatusCodeError {
+	if root := x.g.RootSpan; root != nil && root.StatusError() {
 		return partPass, "escalated: the trace's root span failed"
 	}
 	member := func(inv *agentgraph.Invocation) bool { return inv == e.To || x.senderRun(e, inv) }
@@ -648,23 +627,8 @@ func (x *dagIndex) marker(names []string, member func(*agentgraph.Invocation) bo
 }
 
 // recoveryValue is a span's handoff.recovery attribute, else that of its first event at
-// or after t.
-func recoveryValue(s *agentgraph.Span, t pcommon.Timestamp) (string, bool) {
-	if v, ok := s.Span.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
-		return v.AsString(), true
-	}
-	events := s.Span.Events()
-	for i := 0; i < events.Len(); i++ {
-		ev := events.At(i)
-		if ev.Timestamp() < t {
-			continue
-		}
-		if v, ok := ev.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
-			return v.AsString(), true
-		}
-	}
-	return "", false
-}
+// or after t (the model's Span.Recovery).
+func recoveryValue(s *agentgraph.Span, t pcommon.Timestamp) (string, bool) { return s.Recovery(t) }
 
 // repeat is a call or dispatch of a sender run that repeats the receiver's work.
 type repeat struct {
