@@ -50,6 +50,7 @@ type dagIndex struct {
 	reactions  map[reactionKey]reaction
 	first      map[firstRunsKey]map[string]*firstRuns
 	next       map[*agentgraph.Edge][]senderStep
+	rubric     rubricMemo
 
 	// work counts the items the rubric checks visited; tests assert it stays linear.
 	work int
@@ -522,7 +523,7 @@ func (x *dagIndex) nextSteps(e *agentgraph.Edge) []senderStep {
 }
 
 func (x *dagIndex) findNextSteps(e *agentgraph.Edge) []senderStep {
-	t := returnedAt(e)
+	t := x.roundReturnedAt(e)
 	items := x.stepsOf(e.From.Name)
 	var out []senderStep
 	// Labels are made only where they are read: the first shownSteps steps (postTurn) and
