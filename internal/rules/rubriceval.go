@@ -111,6 +111,13 @@ func (c *compiledCase) gradeRubric(r *Result, axis string, e *agentgraph.Edge, x
 		if !ok {
 			r.Outcome, r.Actual = Skipped, "control did not return to the sender"
 			r.Message = fmt.Sprintf("%s took no further step after %s returned (a one-way transfer): no result to integrate", e.From.Name, e.To.Name)
+			if hb := x.handBacks(e); len(hb) > 0 {
+				// A swarm node handing control back starts a new run of the sender: that
+				// run's input is the hand-off message, not a step that read a return value.
+				r.Actual = "control handed back as a new run"
+				r.Message = fmt.Sprintf("%s handed control back to %s as a new run (span %s), a hand-off of its own (graded as the handoff %s -> %s): no return value to integrate",
+					e.To.Name, e.From.Name, hb[0].Span.ID, e.To.Name, e.From.Name)
+			}
 			return nil
 		}
 		parts = ps

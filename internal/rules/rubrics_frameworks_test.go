@@ -120,6 +120,11 @@ func TestRecoveryStrandsHandBack(t *testing.T) {
 			r := got["triage->weather_specialist/RecoveryOnError"]
 			require.Equal(t, tt.outcome, r.Outcome, r.Message)
 			require.Equal(t, tt.message, r.Message)
+			ri := rubricResults(t, captureGraph(t, "testdata/captures/"+tt.file+".json"),
+				StepConfig{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{AxisIntegration}}, Options{})["triage->weather_specialist/ResultIntegration"]
+			require.Equal(t, Skipped, ri.Outcome)
+			require.Regexp(t, `^weather_specialist handed control back to triage as a new run \(span [0-9a-f]{16}\), a hand-off of its own `+
+				`\(graded as the handoff weather_specialist -> triage\): no return value to integrate$`, ri.Message)
 			if tt.file == "strands-handback-retried" {
 				require.Equal(t, Skipped, got["triage->weather_specialist/RecoveryOnError#2"].Outcome, "the retry succeeded: nothing to recover from")
 			}
