@@ -298,7 +298,7 @@ func (rs *rubricStep) integrationParts(x *dagIndex, e *agentgraph.Edge) (parts [
 			after = fmt.Sprintf(", the first after all %d dispatches of its model response returned", n)
 		}
 		value := plainOutput(rv.Text)
-		if carried, share := carries(next.text, value); carried {
+		if carried, share := x.stepCarries(next, value); carried {
 			read.state = partPass
 			read.detail = fmt.Sprintf("%s's next step (%s%s) carries %s's return value", e.From.Name, next.label, after, e.To.Name)
 		} else {

@@ -1,11 +1,14 @@
 package rules
 
 import (
+	"context"
+	"encoding/binary"
 	"os"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -253,4 +256,69 @@ func TestTokenText(t *testing.T) {
 	require.Equal(t, " order a 1001 ref a 1001 ", tokenText(`order "A-1001".\nref:A-1001`))
 	require.Equal(t, " xa 10012 ", tokenText("XA-10012"))
 	require.Equal(t, " line a 1001 ", tokenText(`line\\nA-1001`), "an escaped newline does not glue words")
+}
+
+// TestRubricWorkFanOutOfOneResponse: 2,000 agents-as-tools issued in one model response, run
+// one after the other, then the sender's next LLM call with every result: one round, graded
+// in at most rubricWorkPerItem visits per span and edge, and every handoff's next step is that
+// LLM call.
+func TestRubricWorkFanOutOfOneResponse(t *testing.T) {
+	const n = 2000
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	var next uint64
+	span := func(parent pcommon.SpanID, name string, start, end int, attrs map[string]string) pcommon.SpanID {
+		next++
+		var id pcommon.SpanID
+		binary.BigEndian.PutUint64(id[:], next)
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{0x79})
+		sp.SetSpanID(id)
+		sp.SetParentSpanID(parent)
+		sp.SetName(name)
+		sp.SetStartTimestamp(pcommon.Timestamp(tr.Origin + int64(start)*1000))
+		sp.SetEndTimestamp(pcommon.Timestamp(tr.Origin + int64(end)*1000))
+		for k, v := range attrs {
+			sp.Attributes().PutStr(k, v)
+		}
+		return id
+	}
+	sender := span(pcommon.SpanID{}, "invoke_agent planner", 0, 10*n+100,
+		map[string]string{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner", "gen_ai.input.messages": "plan the work"})
+	span(sender, "chat model", 1, 5, map[string]string{"gen_ai.operation.name": "chat", "gen_ai.input.messages": tr.UserMessages("plan the work")})
+	var results []string
+	for i := 0; i < n; i++ {
+		start, name := 10+10*i, "worker_"+strconv.Itoa(i)
+		task, result := `{"task": "T`+strconv.Itoa(i)+`"}`, "result R"+strconv.Itoa(i)
+		via := span(sender, "execute_tool "+name, start, start+8, map[string]string{
+			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+			"gen_ai.tool.call.arguments": task, "gen_ai.tool.call.result": result,
+		})
+		span(via, "invoke_agent "+name, start+1, start+7, map[string]string{
+			"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name,
+			"gen_ai.input.messages": task, "gen_ai.output.messages": result,
+		})
+		results = append(results, result)
+	}
+	span(sender, "chat model", 10*n+20, 10*n+30, map[string]string{"gen_ai.operation.name": "chat", "gen_ai.input.messages": tr.UserMessages(results...)})
+	g := agentgraph.BuildAll(td, agentgraph.Options{})[0]
+	require.Len(t, g.Edges, n)
+	require.Len(t, g.Root.DispatchRounds(), 1)
+
+	ev, err := Compile(rubricCases(), Options{})
+	require.NoError(t, err)
+	cache := &traceCache{ctx: context.Background(), g: g, jr: &judgeRun{}}
+	got := ev.cases[0].evaluate(cache, true)
+	require.Len(t, got, 1+4*n)
+	items := len(g.Spans) + len(g.Edges)
+	require.LessOrEqual(t, cache.x.work, rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.x.work, len(g.Spans), len(g.Edges))
+	passed := 0
+	for _, r := range got {
+		if r.Axis == AxisIntegration {
+			require.Equal(t, Pass, r.Outcome, r.Message)
+			require.Contains(t, r.Message, "the first after all 2000 dispatches of its model response returned")
+			passed++
+		}
+	}
+	require.Equal(t, n, passed)
 }

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"strings"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -15,6 +17,73 @@ type rubricMemo struct {
 	handBacks map[*agentgraph.Edge][]*agentgraph.Invocation
 	others    map[*agentgraph.Edge][]*agentgraph.Edge
 	sources   *sourceFilter
+	// stepTexts holds a next step's text normalized, with its words: every handoff of a
+	// fan-out shares the step after its round.
+	stepTexts map[*agentgraph.Span]*stepText
+	leaves    map[*agentgraph.Span]string
+}
+
+type stepText struct {
+	norm  string
+	words map[string]bool
+}
+
+// stepLeafText is strings.TrimSpace(leafText(step.text)), once per step span.
+func (x *dagIndex) stepLeafText(step *senderStep) string {
+	m := &x.rubric
+	if step.span == nil {
+		return strings.TrimSpace(leafText(step.text))
+	}
+	if m.leaves == nil {
+		m.leaves = map[*agentgraph.Span]string{}
+	}
+	t, ok := m.leaves[step.span]
+	if !ok {
+		t = strings.TrimSpace(leafText(step.text))
+		m.leaves[step.span] = t
+	}
+	return t
+}
+
+// stepCarries is carries(step.text, value), with the step's text normalized once.
+func (x *dagIndex) stepCarries(step *senderStep, value string) (bool, float64) {
+	m := &x.rubric
+	if m.stepTexts == nil {
+		m.stepTexts = map[*agentgraph.Span]*stepText{}
+	}
+	st, ok := m.stepTexts[step.span]
+	if !ok || step.span == nil {
+		st = &stepText{norm: normalize(leafText(step.text)), words: map[string]bool{}}
+		for _, w := range wordRE.FindAllString(st.norm, -1) {
+			st.words[w] = true
+		}
+		if step.span != nil {
+			m.stepTexts[step.span] = st
+		}
+	}
+	nv := normalize(value)
+	if nv == "" || strings.Contains(st.norm, nv) {
+		return true, 1
+	}
+	seen := map[string]bool{}
+	found := 0
+	for _, w := range wordRE.FindAllString(nv, -1) {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		if st.words[w] {
+			found++
+		}
+		if len(seen) == 200 {
+			break
+		}
+	}
+	if len(seen) == 0 {
+		return true, 1
+	}
+	c := float64(found) / float64(len(seen))
+	return c >= carriedShare, c
 }
 
 // dispatchRound is the dispatches one model response of a sender issued (a parallel
