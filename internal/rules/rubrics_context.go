@@ -147,13 +147,21 @@ func (x *dagIndex) sourceFilter() *sourceFilter {
 	for _, s := range x.g.Spans {
 		x.work++
 		f.ids[s.ID.String()] = true
-		st, en := int64(s.Span.StartTimestamp()), int64(s.Span.EndTimestamp())
-		if first {
-			f.from, f.to, first = st, en, false
+		for _, ts := range []int64{int64(s.Span.StartTimestamp()), int64(s.Span.EndTimestamp())} {
+			if ts <= 0 {
+				continue // not recorded
+			}
+			if first {
+				f.from, f.to, first = ts, ts, false
+			}
+			f.from, f.to = min(f.from, ts), max(f.to, ts)
 		}
-		f.from, f.to = min(f.from, st, en), max(f.to, st, en)
 	}
-	f.from, f.to = f.from-day, f.to+day
+	if first {
+		f.from, f.to = 1, 0 // no time recorded: no window
+	} else {
+		f.from, f.to = f.from-day, f.to+day
+	}
 	x.rubric.sources = f
 	return f
 }
