@@ -230,6 +230,17 @@ func TestScopeFidelityTimestampsAreNotSources(t *testing.T) {
 	require.NotContains(t, r.Message, "2023-11-14", "a timestamp is not an identifier")
 	r = rubricResults(t, build(0x78, `{"task": "book a flight, booking `+started+`"}`), StepConfig{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
+
+	// A span that never ended does not stretch the window to the Unix epoch: a 10-digit
+	// account number on the receiver's span is still a source.
+	tt := tr.New(0x7a)
+	planner := tt.Agent(nil, "planner", 0, 100)
+	via := tt.Tool(planner, "researcher", `{"task": "check the account"}`, 10, 60)
+	research := tt.Agent(via, "researcher", 11, 59).Input(`{"task": "check the account"}`).Attr("account.number", "1234567890")
+	tt.Tool(research, "lookup", `{"account": "1234567890"}`, 12, 20)
+	tt.Other(research, "stream", 21, 22).SetEndTimestamp(0)
+	r = rubricResults(t, tt.Graph(), StepConfig{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
+	require.Equal(t, Pass, r.Outcome, r.Message)
 }
 
 func TestIsIdentifier(t *testing.T) {
