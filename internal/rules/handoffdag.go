@@ -225,18 +225,6 @@ func firstCallAfter(calls []*agentgraph.ToolCall, t pcommon.Timestamp, not *agen
 	return nil
 }
 
-// firstOutAfter is the first edge of run.Out (in start order of the receivers) whose
-// receiver starts at or after t, other than not.
-func firstOutAfter(run *agentgraph.Invocation, t pcommon.Timestamp, not *agentgraph.Edge) (int, *agentgraph.Edge) {
-	i := sort.Search(len(run.Out), func(i int) bool { return start(run.Out[i].To.Span) >= t })
-	for ; i < len(run.Out); i++ {
-		if run.Out[i] != not {
-			return i, run.Out[i]
-		}
-	}
-	return len(run.Out), nil
-}
-
 // firstFailedAbove is the nearest run up inv's chain of senders (in this trace) whose run
 // did not complete; a loop of senders ends the walk. Memoized along chains without loops.
 func (x *dagIndex) firstFailedAbove(inv *agentgraph.Invocation) *agentgraph.Invocation {
