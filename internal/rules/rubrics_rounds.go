@@ -45,7 +45,10 @@ func (x *dagIndex) stepLeafText(step *senderStep) string {
 	return t
 }
 
-// stepCarries is carries(step.text, value), with the step's text normalized once.
+// stepCarries reports whether a next step's text carries a value: verbatim (after
+// normalizing case, whitespace and JSON nesting), or with at least carriedShare of the
+// value's distinct words (3+ letters or digits, the first 200); it returns the share found.
+// The step's text is normalized once per step span.
 func (x *dagIndex) stepCarries(step *senderStep, value string) (bool, float64) {
 	m := &x.rubric
 	if m.stepTexts == nil {
