@@ -48,6 +48,7 @@ type dagIndex struct {
 	reactions  map[reactionKey]reaction
 	first      map[firstRunsKey]map[string]*firstRuns
 	next       map[*agentgraph.Edge][]senderStep
+	rubric     rubricMemo
 
 	// work counts the items the rubric checks visited; tests assert it stays linear.
 	work int
@@ -177,18 +178,6 @@ func firstCallAfter(calls []*agentgraph.ToolCall, t pcommon.Timestamp, not *agen
 		}
 	}
 	return nil
-}
-
-// firstOutAfter is the first edge of run.Out (in start order of the receivers) whose
-// receiver starts at or after t, other than not.
-func firstOutAfter(run *agentgraph.Invocation, t pcommon.Timestamp, not *agentgraph.Edge) (int, *agentgraph.Edge) {
-	i := sort.Search(len(run.Out), func(i int) bool { return start(run.Out[i].To.Span) >= t })
-	for ; i < len(run.Out); i++ {
-		if run.Out[i] != not {
-			return i, run.Out[i]
-		}
-	}
-	return len(run.Out), nil
 }
 
 // firstFailedAbove is the nearest run up inv's chain of senders (in this trace) whose run
@@ -477,7 +466,7 @@ func (x *dagIndex) nextSteps(e *agentgraph.Edge) []senderStep {
 }
 
 func (x *dagIndex) findNextSteps(e *agentgraph.Edge) []senderStep {
-	t := returnedAt(e)
+	t := x.roundReturnedAt(e)
 	items := x.stepsOf(e.From.Name)
 	var out []senderStep
 	// Labels are made only where they are read: the first shownSteps steps (postTurn) and
@@ -732,46 +721,9 @@ func normalize(s string) string {
 	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
 }
 
-// coverage is the share of value's distinct words (3+ letters or digits, the first 200)
-// found among the words of corpus; 1 when value has none.
-func coverage(corpus, value string) float64 {
-	words := map[string]bool{}
-	for _, w := range wordRE.FindAllString(strings.ToLower(corpus), -1) {
-		words[w] = true
-	}
-	seen := map[string]bool{}
-	found := 0
-	for _, w := range wordRE.FindAllString(strings.ToLower(value), -1) {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		if words[w] {
-			found++
-		}
-		if len(seen) == 200 {
-			break
-		}
-	}
-	if len(seen) == 0 {
-		return 1
-	}
-	return float64(found) / float64(len(seen))
-}
-
-// carriedShare is the share of coverage above which a text counts as carrying a value.
+// carriedShare is the share of a value's words above which a text counts as carrying it
+// (stepCarries).
 const carriedShare = 0.8
-
-// carries reports whether corpus carries value: verbatim (normalized), or with at least
-// carriedShare of its words.
-func carries(corpus, value string) (bool, float64) {
-	nc, nv := normalize(leafText(corpus)), normalize(value)
-	if nv == "" || strings.Contains(nc, nv) {
-		return true, 1
-	}
-	c := coverage(nc, nv)
-	return c >= carriedShare, c
-}
 
 // canonicalArgs renders arguments comparably: JSON re-encoded with sorted keys (without the
 // given keys at the top level), else normalized text.
