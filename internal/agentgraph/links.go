@@ -57,7 +57,7 @@ type LinkCounts struct {
 // nearest linked span (itself or a non-agent span above it) points at.
 func (g *Graph) spanLinkEdges(chains Chains) {
 	keys := append(append(Chain{}, chains.HandoffFrom...), "gen_ai.agent.name", "gen_ai.caller.name")
-	var byID map[pcommon.SpanID]*Span    // made on the first link into this trace
+	var byID map[pcommon.SpanID]*Span     // made on the first link into this trace
 	var replayed map[pcommon.SpanID]*Span // our cross-trace HANDOFF spans by receiver span id
 	// linked[s] is the link decision at or above s, filled along each walk so that every
 	// span is walked once.
