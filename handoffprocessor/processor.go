@@ -27,6 +27,8 @@ type handoffProcessor struct {
 	graphOpts agentgraph.Options
 	policy    agentgraph.ContentPolicy
 	now       func() time.Time
+	// links remembers the agent spans of released traces for span links (nil: off).
+	links *linkCache
 
 	seed         maphash.Seed
 	shards       []*shard
@@ -72,6 +74,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 		telemetry:    tel,
 		graphOpts:    agentgraph.Options{Chains: cfg.Chains},
 		policy:       cfg.contentPolicy(),
+		links:        newLinkCache(cfg.LinkCacheSize),
 		now:          time.Now,
 		seed:         maphash.MakeSeed(),
 		releaseQueue: make(chan releaseChunk, 2*numShards),
@@ -185,9 +188,7 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	units := make([]unit, 0, len(invalid)+len(late)+len(releases))
 	units = append(units, p.passInvalid(ctx, invalid)...)
 	units = append(units, p.passLate(ctx, late)...)
-	for _, r := range releases {
-		units = append(units, p.assembleOne(r))
-	}
+	units = append(units, p.assemble(releases)...)
 	return p.forwardSync(ctx, units)
 }
 
@@ -371,11 +372,7 @@ func (p *handoffProcessor) EndOfInput(ctx context.Context) error {
 		releases = append(releases, (<-reply).releases...)
 	}
 	p.mu.RUnlock()
-	units := make([]unit, 0, len(releases))
-	for _, r := range releases {
-		units = append(units, p.assembleOne(r))
-	}
-	return p.forwardSync(ctx, units)
+	return p.forwardSync(ctx, p.assemble(releases))
 }
 
 // tick makes every shard release what is due now (tests drive time through p.now).
