@@ -115,8 +115,10 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 				}
 			}
 		}
-		remote := &Invocation{Index: -1, Name: name, Remote: ref,
-			Span: &Span{ID: ref.SpanID, Role: RoleAgent, Name: Value{Text: name, Source: "span_link"}}}
+		remote := &Invocation{
+			Index: -1, Name: name, Remote: ref,
+			Span: &Span{ID: ref.SpanID, Role: RoleAgent, Name: Value{Text: name, Source: "span_link"}},
+		}
 		g.addEdge(&Edge{From: remote, To: inv, Detection: DetectSpanLink, Via: via})
 	}
 }

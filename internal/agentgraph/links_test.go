@@ -176,8 +176,10 @@ func TestAsyncHandoffLinkedTrace(t *testing.T) {
 	g := graphOf(t, graphs, asyncReceiverTraceID)
 	require.Equal(t, []string{"weather_specialist -> Hello world span_link"}, edgeLines(g))
 	e := g.Edges[0]
-	require.Equal(t, &RemoteRef{TraceID: senderTrace, SpanID: senderAgent, LinkedSpanID: agentgraphtest.ProducerSpanID,
-		Resolution: LinkBySenderTrace}, e.From.Remote)
+	require.Equal(t, &RemoteRef{
+		TraceID: senderTrace, SpanID: senderAgent, LinkedSpanID: agentgraphtest.ProducerSpanID,
+		Resolution: LinkBySenderTrace,
+	}, e.From.Remote)
 	require.Equal(t, "Hello world", g.Root.Name, "the remote sender is not part of this trace's DAG")
 	require.Len(t, g.Invocations, 1)
 	require.Equal(t, LinkCounts{BySenderTrace: 1}, g.ResolveLinks(nil))
@@ -325,8 +327,10 @@ func TestRemoteHandoffReplayed(t *testing.T) {
 // whatever their route says.
 func TestHTTPSpansAreNotAgents(t *testing.T) {
 	http := func(extra map[string]any) map[string]any {
-		a := map[string]any{"http.request.method": "POST", "server.address": "127.0.0.1", "server.port": int64(8081),
-			"http.response.status_code": int64(200), "network.protocol.version": "1.1"}
+		a := map[string]any{
+			"http.request.method": "POST", "server.address": "127.0.0.1", "server.port": int64(8081),
+			"http.response.status_code": int64(200), "network.protocol.version": "1.1",
+		}
 		for k, v := range extra {
 			a[k] = v
 		}
