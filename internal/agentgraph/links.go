@@ -57,7 +57,7 @@ type LinkCounts struct {
 // nearest linked span (itself or a non-agent span above it) points at.
 func (g *Graph) spanLinkEdges(chains Chains) {
 	keys := append(append(Chain{}, chains.HandoffFrom...), "gen_ai.agent.name", "gen_ai.caller.name")
-	var byID map[pcommon.SpanID]*Span     // made on the first link into this trace
+	var local *localIndex                 // made on the first link into this trace
 	var replayed map[pcommon.SpanID]*Span // our cross-trace HANDOFF spans by receiver span id
 	// linked[s] is the link decision at or above s, filled along each walk so that every
 	// span is walked once.
@@ -80,7 +80,7 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 				break
 			}
 			path = append(path, s)
-			if i := g.usableLink(s, &byID); i >= 0 {
+			if i := g.usableLink(s, &local); i >= 0 {
 				found = decision{at: s, link: i}
 				break
 			}
@@ -93,7 +93,7 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 		}
 		l := found.at.Span.Links().At(found.link)
 		if l.TraceID() == g.TraceID {
-			g.localLinkEdge(inv, byID[l.SpanID()])
+			g.localLinkEdge(inv, local.byID[l.SpanID()], local)
 			continue
 		}
 		if replayed == nil {
@@ -125,7 +125,7 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 
 // usableLink is the index of s's first link that can name a sender: one into another
 // trace, or one to a span of this trace that an agent run owns. -1: none.
-func (g *Graph) usableLink(s *Span, byID *map[pcommon.SpanID]*Span) int {
+func (g *Graph) usableLink(s *Span, local **localIndex) int {
 	links := s.Span.Links()
 	for i := 0; i < links.Len(); i++ {
 		l := links.At(i)
@@ -134,13 +134,10 @@ func (g *Graph) usableLink(s *Span, byID *map[pcommon.SpanID]*Span) int {
 		case l.TraceID() != g.TraceID:
 			return i
 		default:
-			if *byID == nil {
-				*byID = make(map[pcommon.SpanID]*Span, len(g.Spans))
-				for _, sp := range g.Spans {
-					(*byID)[sp.ID] = sp
-				}
+			if *local == nil {
+				*local = g.newLocalIndex()
 			}
-			if t := (*byID)[l.SpanID()]; t != nil && t != s && g.ownerRun(t) != nil {
+			if t := (*local).byID[l.SpanID()]; t != nil && t != s && g.ownerRun(t) != nil {
 				return i
 			}
 		}
@@ -157,15 +154,48 @@ func (g *Graph) ownerRun(s *Span) *Invocation {
 	return s.owner
 }
 
+// localIndex finds the spans of the trace by id, and tells in constant time whether a
+// span is below another: the span forest's preorder numbers each subtree as an interval.
+type localIndex struct {
+	byID     map[pcommon.SpanID]*Span
+	pre, end map[*Span]int
+}
+
+func (g *Graph) newLocalIndex() *localIndex {
+	x := &localIndex{
+		byID: make(map[pcommon.SpanID]*Span, len(g.Spans)),
+		pre:  make(map[*Span]int, len(g.preorder)),
+		end:  make(map[*Span]int, len(g.preorder)),
+	}
+	for _, s := range g.Spans {
+		x.byID[s.ID] = s
+	}
+	for i, s := range g.preorder {
+		g.work++
+		x.pre[s], x.end[s] = i, i+1
+	}
+	// Backwards, children before parents: a parent's interval ends where its last
+	// descendant's does.
+	for i := len(g.preorder) - 1; i >= 0; i-- {
+		if s := g.preorder[i]; s.parent != nil {
+			x.end[s.parent] = max(x.end[s.parent], x.end[s])
+		}
+	}
+	return x
+}
+
+// below reports whether s is top or under it.
+func (x *localIndex) below(s, top *Span) bool {
+	return x.pre[top] <= x.pre[s] && x.pre[s] < x.end[top]
+}
+
 // localLinkEdge adds the edge from the run owning the linked span to inv, unless that run
 // is inv or runs inside it (a link back into its own work hands nothing off).
-func (g *Graph) localLinkEdge(inv *Invocation, target *Span) {
+func (g *Graph) localLinkEdge(inv *Invocation, target *Span, x *localIndex) {
+	g.work++
 	sender := g.ownerRun(target)
-	for s := sender.Span; s != nil; s = s.parent {
-		g.work++
-		if s == inv.Span {
-			return
-		}
+	if x.below(sender.Span, inv.Span) {
+		return
 	}
 	e := &Edge{From: sender, To: inv, Detection: DetectSpanLink}
 	// The dispatch trigger: the sender's tool call that is (or holds) the linked span.

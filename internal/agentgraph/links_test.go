@@ -373,3 +373,26 @@ func TestHTTPSpansAreNotAgents(t *testing.T) {
 	}
 	// The real cross-service trace: TestCrossServiceTrace checks its HTTP spans.
 }
+
+// TestSpanLinkWorkIsLinear: 5000 receivers linked to the bottom of a 10,000-deep chain
+// (half in the same trace, half from another) cost the builder at most workPerItem visits
+// per span and edge, as every other shape does (TestBuildWorkIsLinear).
+func TestSpanLinkWorkIsLinear(t *testing.T) {
+	g := BuildAll(agentgraphtest.LinkedToDeepChain(10000, 5000), Options{})[0]
+	local, remote := 0, 0
+	for _, e := range g.Edges {
+		if e.Detection == DetectSpanLink {
+			if e.From.Remote != nil {
+				remote++
+			} else {
+				require.Equal(t, "agent-9999", e.From.Name)
+				local++
+			}
+		}
+	}
+	require.Equal(t, 2500, local)
+	require.Equal(t, 2500, remote)
+	items := len(g.Spans) + len(g.Edges)
+	t.Logf("work %d for %d spans + %d edges (%.1f per item)", g.work, len(g.Spans), len(g.Edges), float64(g.work)/float64(items))
+	require.LessOrEqual(t, g.work, workPerItem*items)
+}

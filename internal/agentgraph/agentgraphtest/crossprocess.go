@@ -189,3 +189,42 @@ func LinkAsync(receiver ptrace.Traces, traceID pcommon.TraceID, linkTrace pcommo
 	in.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 	return out
 }
+
+// LinkedToDeepChain is DeepChain(depth) plus receivers top-level "job" spans, each running
+// one agent and linked to the deepest agent's tool call: even ones in the same trace, odd
+// ones in another trace. It is the adversarial shape for span-link resolution: every
+// receiver's sender sits at the bottom of the deep chain.
+func LinkedToDeepChain(depth, receivers int) ptrace.Traces {
+	td := DeepChain(depth)
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	deepestTool := SpanID(uint64(3 * depth))
+	n := uint64(3 * depth)
+	start := uint64(30 * depth)
+	for i := range uint64(receivers) {
+		n++
+		job := spans.AppendEmpty()
+		job.SetTraceID(TraceID)
+		job.SetSpanID(SpanID(n))
+		job.SetName("job")
+		job.SetKind(ptrace.SpanKindConsumer)
+		job.SetStartTimestamp(pcommon.Timestamp(start + 10*i))
+		job.SetEndTimestamp(pcommon.Timestamp(start + 10*i + 9))
+		l := job.Links().AppendEmpty()
+		l.SetTraceID(TraceID)
+		if i%2 == 1 {
+			l.SetTraceID(pcommon.TraceID{0xf0, 0x5e})
+		}
+		l.SetSpanID(deepestTool)
+		n++
+		ag := spans.AppendEmpty()
+		ag.SetTraceID(TraceID)
+		ag.SetSpanID(SpanID(n))
+		ag.SetParentSpanID(job.SpanID())
+		ag.SetName("invoke_agent receiver")
+		ag.SetStartTimestamp(pcommon.Timestamp(start + 10*i + 1))
+		ag.SetEndTimestamp(pcommon.Timestamp(start + 10*i + 8))
+		ag.Attributes().PutStr("gen_ai.operation.name", "invoke_agent")
+		ag.Attributes().PutStr("gen_ai.agent.name", "receiver")
+	}
+	return td
+}
