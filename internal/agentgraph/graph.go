@@ -249,6 +249,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 		s.DurationUnknown = durationUnknown(s.Span)
 	}
 	g.refineRoles()
+	g.remoteAgentStubs()
 	g.assignOwners()
 	g.collect(chains)
 	g.detectEdges(chains)

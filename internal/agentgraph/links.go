@@ -363,3 +363,59 @@ func ResolveLinksAmong(graphs []*Graph) {
 		g.ResolveLinks(r)
 	}
 }
+
+// RoleSourceRemoteAgentClient marks a caller-side agent span of a remote agent (a stub).
+const RoleSourceRemoteAgentClient = "remote_agent_client"
+
+// remoteAgentStubs: a remote agent called over the network shows up twice in one trace,
+// as the caller's client-side `invoke_agent X` span (the OTel GenAI remote-agent client
+// span, Google ADK's RemoteA2aAgent) and as X's own run in the callee's service below it.
+// They are one run: the caller-side span, which does no model call of its own, stops
+// being an agent, so the callee's run nests under the real sender instead of handing off
+// to itself. It needs the two spans in different services (service.name) with no agent
+// span between them.
+func (g *Graph) remoteAgentStubs() {
+	// nearest[s]: the nearest agent span strictly above s; ownLLM[a]: an LLM span sits
+	// below agent span a with no agent span between.
+	nearest := make(map[*Span]*Span)
+	ownLLM := make(map[*Span]bool)
+	var stubs []*Span
+	for _, s := range g.preorder {
+		g.work++
+		p := s.parent
+		if p == nil {
+			continue
+		}
+		up := nearest[p]
+		if p.Role == RoleAgent {
+			up = p
+		}
+		if up == nil {
+			continue
+		}
+		nearest[s] = up
+		switch s.Role {
+		case RoleLLM:
+			ownLLM[up] = true
+		case RoleAgent:
+			if up.Name.Text == s.Name.Text && serviceName(up) != serviceName(s) && serviceName(s) != "" {
+				stubs = append(stubs, up)
+			}
+		}
+	}
+	for _, a := range stubs {
+		if !ownLLM[a] {
+			a.Role, a.RoleSource = RoleOther, RoleSourceRemoteAgentClient
+		}
+	}
+}
+
+func serviceName(s *Span) string {
+	if s.Resource == (pcommon.Resource{}) {
+		return ""
+	}
+	if v, ok := s.Resource.Attributes().Get("service.name"); ok {
+		return v.AsString()
+	}
+	return ""
+}

@@ -396,3 +396,35 @@ func TestSpanLinkWorkIsLinear(t *testing.T) {
 	t.Logf("work %d for %d spans + %d edges (%.1f per item)", g.work, len(g.Spans), len(g.Edges), float64(g.work)/float64(items))
 	require.LessOrEqual(t, g.work, workPerItem*items)
 }
+
+// TestRemoteAgentClientSpanIsNotASecondRun: the caller's client-side `invoke_agent Hello
+// world` span and Hello world's own run in weather-backend are one run: no self-handoff,
+// no cycle; the run nests under weather_specialist through the tool that made the call.
+func TestRemoteAgentClientSpanIsNotASecondRun(t *testing.T) {
+	adk := capture(t, "google-adk-ok")
+	caller := firstSpanNamed(t, adk, "execute_tool get_weather")
+	td := agentgraphtest.CallRemoteAgent(adk, caller.SpanID(), "Hello world",
+		corpusCapture(t, "lf-openai-agents-openinference.otlp"), "weather-backend", "http://127.0.0.1:8081/a2a", "/a2a")
+	g := BuildAll(td, Options{})[0]
+	require.Equal(t, []string{
+		"triage -> weather_specialist transfer_tool",
+		"weather_specialist -> Hello world agent_as_tool",
+	}, edgeLines(g))
+	require.Empty(t, g.Cycles)
+	require.Len(t, g.Invocations, 3)
+	for _, s := range g.Spans {
+		if s.ID == agentgraphtest.RemoteAgentSpanID {
+			require.Equal(t, RoleOther, s.Role)
+			require.Equal(t, RoleSourceRemoteAgentClient, s.RoleSource)
+		}
+	}
+	svc, _ := invocationNamed(t, g, "Hello world").Span.Resource.Attributes().Get("service.name")
+	require.Equal(t, "weather-backend", svc.Str(), "the callee's run is kept")
+
+	// In one service the same nesting is a real nested run (double instrumentation aside):
+	// both stay agents.
+	same := agentgraphtest.CallRemoteAgent(adk, caller.SpanID(), "Hello world",
+		corpusCapture(t, "lf-openai-agents-openinference.otlp"), "realclient-google-adk", "http://127.0.0.1:8081/a2a", "/a2a")
+	g = BuildAll(same, Options{})[0]
+	require.Len(t, g.Invocations, 4)
+}

@@ -228,3 +228,36 @@ func LinkedToDeepChain(depth, receivers int) ptrace.Traces {
 	}
 	return td
 }
+
+// RemoteAgentSpanID is the id of the caller-side agent span CallRemoteAgent adds.
+var RemoteAgentSpanID = pcommon.SpanID{'r', 'e', 'm', 'o', 't', 'e', 0, 1}
+
+// CallRemoteAgent is JoinOverHTTP with the caller-side span of a remote agent in between:
+// under callerID an `invoke_agent <agent>` CLIENT span (the OTel GenAI remote-agent client
+// span: gen_ai.operation.name invoke_agent, gen_ai.agent.name agent) makes the HTTP call
+// to service, where inner (whose top agent is that agent) runs.
+func CallRemoteAgent(outer ptrace.Traces, callerID pcommon.SpanID, agent string, inner ptrace.Traces, service, url, route string) ptrace.Traces {
+	out := ptrace.NewTraces()
+	outer.CopyTo(out)
+	caller, rs, ok := findSpan(out, callerID)
+	if !ok {
+		panic("agentgraphtest: caller span not in the outer trace")
+	}
+	sp := appendSpan(rs, "gen_ai.remote_agent")
+	sp.SetTraceID(caller.TraceID())
+	sp.SetSpanID(RemoteAgentSpanID)
+	sp.SetParentSpanID(callerID)
+	sp.SetName("invoke_agent " + agent)
+	sp.SetKind(ptrace.SpanKindClient)
+	sp.SetStartTimestamp(caller.StartTimestamp() + 1_000_000)
+	a := sp.Attributes()
+	a.PutStr("gen_ai.operation.name", "invoke_agent")
+	a.PutStr("gen_ai.agent.name", agent)
+	a.PutStr("server.address", "127.0.0.1")
+	a.PutInt("server.port", 8081)
+	joined := JoinOverHTTP(out, RemoteAgentSpanID, inner, service, url, route)
+	stub, _, _ := findSpan(joined, RemoteAgentSpanID)
+	_, end := bounds(joined)
+	stub.SetEndTimestamp(end)
+	return joined
+}
