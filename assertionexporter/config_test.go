@@ -161,7 +161,7 @@ func TestInvalidConfigs(t *testing.T) {
 
 // TestConfigKeyErrors: the exporter's Unmarshal names every unknown key by its path, with
 // the nearest valid key, and every value of the wrong kind in words, all at once and before
-// anything is decoded (confmap alone says `” has invalid keys: x` and Go type names).
+// anything is decoded (confmap alone says `'cases[0]' has invalid keys: x` and Go type names).
 func TestConfigKeyErrors(t *testing.T) {
 	const prefix = "decoding failed due to the following error(s):\n\n'' " // confmap's wrapping of an Unmarshal error
 	tests := map[string]string{

@@ -22,7 +22,7 @@ var _ confmap.Unmarshaler = (*Config)(nil)
 // key is reported by its path with the nearest valid key (`cases[2].steps[1].maxInvocation:
 // unknown key, did you mean maxInvocations?`) and a value of the wrong type in words
 // (`must be a whole number, got "lots"`), every problem at once, instead of confmap's
-// `” has invalid keys: x` and Go type names.
+// `'cases[0]' has invalid keys: x` and Go type names.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	var kc keyChecker
 	kc.value("", conf.ToStringMap(), reflect.TypeFor[Config]())
