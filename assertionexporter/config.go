@@ -47,8 +47,8 @@ type Config struct {
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// Chains overrides fallback chains, as in the handoff processor.
 	Chains agentgraph.Chains `mapstructure:"chains"`
-	// Judge is the LLM judge of judge-graded rubrics; without an endpoint there is none and
-	// those rubrics end skipped (their deterministic parts still run).
+	// Judge is the LLM judge of judge-graded rubrics; without an endpoint there is none, and
+	// a judge-graded step is a config error unless it sets deterministicOnly.
 	Judge judge.Config `mapstructure:"judge"`
 	// Rubrics are named rubric texts, defined once (judgeRubricId). A rubric named after a
 	// handoff rubric (ScopeFidelity, ...) or GROUNDEDNESS replaces its built-in text.
@@ -127,6 +127,11 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := c.compile(nil); err != nil {
 		errs = append(errs, err)
+	}
+	if !c.Judge.Enabled() {
+		if err := rules.CheckJudged(c.Cases); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	errs = append(errs, c.validateFiles()...)
 	return errors.Join(errs...)

@@ -139,6 +139,19 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_gate_axis.yaml":       "gates.default.Helpfulness: unknown axis (want one of DispatchCorrectness, ScopeFidelity, ResultIntegration, RecoveryOnError)",
 		"invalid_judge_rubric_id.yaml": `cases[0] (c).steps[1].judgeRubricId: no rubric "refund_paylod" is defined under rubrics: (defined: refund_payload)`,
 		"invalid_rubrics_step.yaml":    `cases[0] (c).steps[1].rubrics[1]: unknown rubric "TaskCompletion"`,
+		// No silent pass: a judge-graded step needs a judge, or deterministicOnly.
+		"invalid_context_rubric_without_judge.yaml": "cases[0] (c).steps[1].rubricType: EXPECT_HANDOFF_CONTEXT#2 is graded by the judge (rubricType), " +
+			"but no judge is configured: configure judge (judge.endpoint and judge.model), or keep only the deterministic checks with " +
+			"deterministicOnly: true on the step",
+		"invalid_rubrics_without_judge.yaml": "cases[0] (seams).steps[1].action: EXPECT_HANDOFF_RUBRICS#2 grades DispatchCorrectness, ScopeFidelity, " +
+			"ResultIntegration, RecoveryOnError with the judge, but no judge is configured: configure judge (judge.endpoint and judge.model), " +
+			"or keep only the deterministic checks with deterministicOnly: true on the step (its default rubrics are then ScopeFidelity, " +
+			"ResultIntegration, RecoveryOnError: DispatchCorrectness is graded by the judge alone)",
+		"invalid_deterministic_only_dispatch.yaml": "cases[0] (seams).steps[1].rubrics[0]: DispatchCorrectness is graded by the judge alone: " +
+			"remove it, or drop deterministicOnly and configure judge",
+		"invalid_deterministic_only_nothing.yaml": "cases[0] (c).steps[1].deterministicOnly: leaves nothing to check: add requiredPatterns, " +
+			"forbiddenPatterns or contextExpression, or let the judge grade the rubric\n" +
+			"cases[0] (c).steps[2].deterministicOnly: applies only to EXPECT_HANDOFF_CONTEXT and EXPECT_HANDOFF_RUBRICS",
 		// Time and cost bounds.
 		"invalid_eval_cost_limit.yaml":  "eval_cost_limit: must be at most 10000000 (0 = the default 100000), got 18446744073709551615",
 		"invalid_eval_timeout.yaml":     "eval_timeout: must be positive and at most 10s, got 0s",

@@ -53,6 +53,10 @@ func writeTraces(t *testing.T, traces ...*tr.Trace) []string {
 
 func gatedConfig(t *testing.T, extra string) string {
 	t.Helper()
+	deterministic := "" // without a judge the rubric step must say it wants the deterministic parts alone
+	if extra == "" {
+		deterministic = "            deterministicOnly: true\n"
+	}
 	path := filepath.Join(t.TempDir(), "collector.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(`
 receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
@@ -71,7 +75,7 @@ exporters:
           - action: ASSERT_AGENT_TOPOLOGY
           - action: EXPECT_HANDOFF_RUBRICS
             rubrics: [ScopeFidelity, RecoveryOnError]
-service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
+`+deterministic+`service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
 `), 0o644))
 	return path
 }
