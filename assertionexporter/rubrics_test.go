@@ -231,3 +231,52 @@ func TestDeterministicOnlyNeverAsksTheJudge(t *testing.T) {
 	require.Equal(t, "handoff triage -> weather_specialist whose content satisfies never /\\b(?:\\d[ -]?){13,16}\\b/", c.Expected)
 	require.Equal(t, "1 handoffs triage -> weather_specialist carry the expected content; the GROUNDEDNESS rubric was not graded: the step is deterministicOnly", c.Message)
 }
+
+// evaluations is the evaluations counter by case, step and outcome.
+func evaluations(t *testing.T, tt *componenttest.Telemetry) map[[3]string]int64 {
+	t.Helper()
+	m, err := tt.GetMetric("otelcol_exporter_assertion_evaluations")
+	require.NoError(t, err)
+	out := map[[3]string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		c, _ := dp.Attributes.Value("case")
+		s, _ := dp.Attributes.Value("step")
+		o, _ := dp.Attributes.Value("outcome")
+		out[[3]string{c.AsString(), s.AsString(), o.AsString()}] = dp.Value
+	}
+	return out
+}
+
+// TestGradingErrorIsAnError: a judge answer that cannot be read is an `error` result (never
+// a pass or a skip), logged, and counted as outcome=error.
+func TestGradingErrorIsAnError(t *testing.T) {
+	srv := judgetest.New(t, judgetest.Always(judgetest.Malformed))
+	cfg := &Config{LogVerdicts: LogFailures, Cases: rubricCases(), Judge: judge.DefaultConfig()}
+	cfg.Judge.Endpoint, cfg.Judge.Model, cfg.Judge.Retries = srv.URL, "fake-judge", 0
+	h := newHarness(t, cfg)
+	ctx := context.Background()
+	require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool")))
+	require.NoError(t, h.exp.Drain(ctx))
+	require.NoError(t, h.exp.Shutdown(ctx))
+
+	const step = "EXPECT_HANDOFF_RUBRICS#2.DispatchCorrectness"
+	var d rules.Result
+	for _, r := range h.results(t) {
+		if r.Step == step {
+			d = r
+		}
+	}
+	require.Equal(t, rules.Error, d.Outcome)
+	require.True(t, strings.HasPrefix(d.Message, "judge error: "), d.Message)
+	counts := evaluations(t, h.tt)
+	require.Equal(t, int64(1), counts[[3]string{"seams", step, "error"}])
+	require.Zero(t, counts[[3]string{"seams", step, "pass"}])
+	require.Zero(t, counts[[3]string{"seams", step, "skipped"}])
+	logged := false
+	for _, e := range h.logs.All() {
+		if e.ContextMap()["step"] == step {
+			logged = true
+		}
+	}
+	require.True(t, logged, "an error result is logged with the failures")
+}
