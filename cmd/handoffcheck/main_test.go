@@ -83,8 +83,8 @@ func TestReplayFails(t *testing.T) {
 	require.Equal(t, exitFail, code)
 	require.Equal(t, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3: "+
 		"weather_specialist (span 6bcab0b4c887d392) made 3 tool calls, over maxToolCalls 2\n"+
-		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3: agent ghost did not run in this trace; nothing to budget\n"+
-		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a: agent ghost did not run in this trace; nothing to budget\n"+
+		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3: agent ghost did not run; agents that ran: triage, weather_specialist, weather_swarm; nothing to budget\n"+
+		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a: agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
 		"handoffcheck: 2 traces, 10 assertions\n7 passed, 1 failed, 0 errors, 2 skipped\n", out)
 	results, err := readResults(jsonOut)
 	require.NoError(t, err)

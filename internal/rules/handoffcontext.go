@@ -112,7 +112,7 @@ func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *age
 	}
 	if len(edges) == 0 {
 		r.Outcome, r.Actual = Fail, "no such handoff"
-		r.Message = fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent)
+		r.Message = withNotRun(g, fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent), s.FromAgent, s.ToAgent)
 		return nil
 	}
 	var problems []string

@@ -59,7 +59,7 @@ func (c *compiledCase) handoffRubrics(base Result, index int, s StepConfig, g *a
 			r := base
 			r.Step, r.Action, r.Axis, r.Outcome = id+"."+axis, ActionRubrics, axis, Skipped
 			r.Expected, r.Actual = rubricExpected[axis], "no handoff"
-			r.Message = what + " in this trace: nothing to grade"
+			r.Message = withNotRun(g, what+" in this trace: nothing to grade", s.FromAgent, s.ToAgent)
 			out = append(out, r)
 		}
 		return out

@@ -616,6 +616,7 @@ func delegation(r *Result, s StepConfig, g *agentgraph.Graph) {
 		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
 	}
 	verdict(r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
+	r.Message = withNotRun(g, r.Message, s.AgentName, s.FromAgent)
 }
 
 func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
@@ -669,7 +670,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 	}
 	if runs == 0 {
 		r.Outcome, r.Actual = Skipped, "agent did not run"
-		r.Message = fmt.Sprintf("agent %s did not run in this trace; nothing to budget", s.AgentName)
+		r.Message = notRun(g, s.AgentName) + "; nothing to budget"
 		return
 	}
 	r.Actual = listed(actual, runs, "; ", "runs")
