@@ -55,6 +55,11 @@ type Config struct {
 	Rubrics map[string]string `mapstructure:"rubrics"`
 	// Gates are per-axis thresholds on the handoff rubric scores, per sender-receiver pair.
 	Gates rules.GateConfig `mapstructure:"gates"`
+	// RequireHandoffProcessor (default true): a trace the handoff processor did not hand on
+	// (no handoff processor upstream, or a batch processor between them) may be a fragment;
+	// its results are errors, and the first one logs the fix. false judges every trace as
+	// it comes, for traces assembled another way (e.g. behind groupbytrace).
+	RequireHandoffProcessor bool `mapstructure:"require_handoff_processor"`
 	// Redaction is the one policy for everything the exporter sends or writes (judge
 	// requests, verdict logs, reports, assertion messages): the built-in detectors (all on
 	// unless disabled) plus these patterns and judge.redact.

@@ -34,13 +34,14 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
-				Judge:           judge.DefaultConfig(),
-				Gates:           rules.DefaultGateConfig(),
-				LogVerdicts:     LogAll,
-				EvalCostLimit:   5000,
-				EvalTimeout:     250 * time.Millisecond,
-				ShutdownTimeout: 10 * time.Second,
-				Reports:         ReportsConfig{JSONLines: "/tmp/verdicts.jsonl"},
+				Judge:                   judge.DefaultConfig(),
+				Gates:                   rules.DefaultGateConfig(),
+				LogVerdicts:             LogAll,
+				RequireHandoffProcessor: true,
+				EvalCostLimit:           5000,
+				EvalTimeout:             250 * time.Millisecond,
+				ShutdownTimeout:         10 * time.Second,
+				Reports:                 ReportsConfig{JSONLines: "/tmp/verdicts.jsonl"},
 				Cases: []rules.CaseConfig{{
 					Name: "weather_delegation",
 					When: `root_agent == "triage" && service_name.startsWith("realclient")`,
