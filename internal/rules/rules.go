@@ -146,7 +146,8 @@ type Options struct {
 	// CostLimit bounds one CEL evaluation; 0 means DefaultCostLimit.
 	CostLimit uint64
 	// Judge grades rubrics; nil: judge-graded parts end skipped ("no judge is configured")
-	// and the deterministic parts still run.
+	// and the deterministic parts still run. A config without a judge must not have such
+	// steps unless they are deterministicOnly: CheckJudged refuses them at validation.
 	Judge Grader
 	// Rubrics are named rubric texts (judgeRubricId); one named after an axis or
 	// GROUNDEDNESS replaces the built-in text.
