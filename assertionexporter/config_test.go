@@ -37,7 +37,7 @@ func TestLoadConfig(t *testing.T) {
 				Judge:                   judge.DefaultConfig(),
 				Gates:                   rules.DefaultGateConfig(),
 				LogVerdicts:             LogAll,
-				RequireHandoffProcessor: true,
+				RequireHandoffProcessor: false,
 				EvalCostLimit:           5000,
 				EvalTimeout:             250 * time.Millisecond,
 				ShutdownTimeout:         10 * time.Second,
