@@ -47,14 +47,19 @@ type Config struct {
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// Chains overrides fallback chains, as in the handoff processor.
 	Chains agentgraph.Chains `mapstructure:"chains"`
-	// Judge is the LLM judge of judge-graded rubrics; without an endpoint there is none and
-	// those rubrics end skipped (their deterministic parts still run).
+	// Judge is the LLM judge of judge-graded rubrics; without an endpoint there is none, and
+	// a judge-graded step is a config error unless it sets deterministicOnly.
 	Judge judge.Config `mapstructure:"judge"`
 	// Rubrics are named rubric texts, defined once (judgeRubricId). A rubric named after a
 	// handoff rubric (ScopeFidelity, ...) or GROUNDEDNESS replaces its built-in text.
 	Rubrics map[string]string `mapstructure:"rubrics"`
 	// Gates are per-axis thresholds on the handoff rubric scores, per sender-receiver pair.
 	Gates rules.GateConfig `mapstructure:"gates"`
+	// RequireHandoffProcessor (default true): a trace the handoff processor did not hand on
+	// (no handoff processor upstream, or a batch processor between them) may be a fragment;
+	// its results are errors, and the first one logs the fix. false judges every trace as
+	// it comes, for traces assembled another way (e.g. behind groupbytrace).
+	RequireHandoffProcessor bool `mapstructure:"require_handoff_processor"`
 	// Redaction is the one policy for everything the exporter sends or writes (judge
 	// requests, verdict logs, reports, assertion messages): the built-in detectors (all on
 	// unless disabled) plus these patterns and judge.redact.
@@ -127,6 +132,11 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := c.compile(nil); err != nil {
 		errs = append(errs, err)
+	}
+	if !c.Judge.Enabled() {
+		if err := rules.CheckJudged(c.Cases); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	errs = append(errs, c.validateFiles()...)
 	return errors.Join(errs...)

@@ -2,6 +2,7 @@ package assertionexporter
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
@@ -31,13 +34,14 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
-				Judge:           judge.DefaultConfig(),
-				Gates:           rules.DefaultGateConfig(),
-				LogVerdicts:     LogAll,
-				EvalCostLimit:   5000,
-				EvalTimeout:     250 * time.Millisecond,
-				ShutdownTimeout: 10 * time.Second,
-				Reports:         ReportsConfig{JSONLines: "/tmp/verdicts.jsonl"},
+				Judge:                   judge.DefaultConfig(),
+				Gates:                   rules.DefaultGateConfig(),
+				LogVerdicts:             LogAll,
+				RequireHandoffProcessor: false,
+				EvalCostLimit:           5000,
+				EvalTimeout:             250 * time.Millisecond,
+				ShutdownTimeout:         10 * time.Second,
+				Reports:                 ReportsConfig{JSONLines: "/tmp/verdicts.jsonl"},
 				Cases: []rules.CaseConfig{{
 					Name: "weather_delegation",
 					When: `root_agent == "triage" && service_name.startsWith("realclient")`,
@@ -106,7 +110,7 @@ func TestInvalidConfigs(t *testing.T) {
 	tests := map[string]string{
 		"invalid_expect_without_topology.yaml": "cases[0] (c).steps[0].action: EXPECT_DELEGATION_TO reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step; add one before it in this case",
 		"invalid_unknown_action.yaml":          `cases[0] (c).steps[1].action: unknown action "EXPECT_MAGIC"`,
-		"invalid_unknown_step_key.yaml":        "maxDepht",
+		"invalid_unknown_step_key.yaml":        "cases[0].steps[0].maxDepht: unknown key, did you mean maxDepth?",
 		"invalid_when_not_bool.yaml":           "cases[0] (c).when: must be a boolean expression, got string",
 		"invalid_when_syntax.yaml":             "cases[0] (c).when: ERROR: <input>:1:15: Syntax error",
 		"invalid_budget_without_limits.yaml":   "cases[0] (c).steps[1].maxTokens: set at least one of maxTokens, maxDurationMs, maxToolCalls",
@@ -127,7 +131,7 @@ func TestInvalidConfigs(t *testing.T) {
 			"supplied by the test runner that drives the agent; a trace collector only observes runs and cannot answer a pending approval. " +
 			"Remove it and assert the observable outcome instead, e.g. expected_result: status == \"awaiting_approval\"",
 		"invalid_seed_strict_approvals.yaml": "defaults.strict_approval_decisions: not supported: approval decisions are supplied by the test runner",
-		"invalid_seed_unknown_key.yaml":      "'cases[0]' has invalid keys: expected_results",
+		"invalid_seed_unknown_key.yaml":      "cases[0].expected_results: unknown key, did you mean expected_result?",
 		"invalid_seed_fire_and_forget_count.yaml": "cases[0] (fans_out_telemetry).expected_child_agents.telemetry-writer.expected_triggered: " +
 			"must not be negative, got -1",
 		// Judge, rubrics and gates.
@@ -136,6 +140,19 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_gate_axis.yaml":       "gates.default.Helpfulness: unknown axis (want one of DispatchCorrectness, ScopeFidelity, ResultIntegration, RecoveryOnError)",
 		"invalid_judge_rubric_id.yaml": `cases[0] (c).steps[1].judgeRubricId: no rubric "refund_paylod" is defined under rubrics: (defined: refund_payload)`,
 		"invalid_rubrics_step.yaml":    `cases[0] (c).steps[1].rubrics[1]: unknown rubric "TaskCompletion"`,
+		// No silent pass: a judge-graded step needs a judge, or deterministicOnly.
+		"invalid_context_rubric_without_judge.yaml": "cases[0] (c).steps[1].rubricType: EXPECT_HANDOFF_CONTEXT#2 is graded by the judge (rubricType), " +
+			"but no judge is configured: configure judge (judge.endpoint and judge.model), or keep only the deterministic checks with " +
+			"deterministicOnly: true on the step",
+		"invalid_rubrics_without_judge.yaml": "cases[0] (seams).steps[1].action: EXPECT_HANDOFF_RUBRICS#2 grades DispatchCorrectness, ScopeFidelity, " +
+			"ResultIntegration, RecoveryOnError with the judge, but no judge is configured: configure judge (judge.endpoint and judge.model), " +
+			"or keep only the deterministic checks with deterministicOnly: true on the step (its default rubrics are then ScopeFidelity, " +
+			"ResultIntegration, RecoveryOnError: DispatchCorrectness is graded by the judge alone)",
+		"invalid_deterministic_only_dispatch.yaml": "cases[0] (seams).steps[1].rubrics[0]: DispatchCorrectness is graded by the judge alone: " +
+			"remove it, or drop deterministicOnly and configure judge",
+		"invalid_deterministic_only_nothing.yaml": "cases[0] (c).steps[1].deterministicOnly: leaves nothing to check: add requiredPatterns, " +
+			"forbiddenPatterns or contextExpression, or let the judge grade the rubric\n" +
+			"cases[0] (c).steps[2].deterministicOnly: applies only to EXPECT_HANDOFF_CONTEXT and EXPECT_HANDOFF_RUBRICS",
 		// Time and cost bounds.
 		"invalid_eval_cost_limit.yaml":  "eval_cost_limit: must be at most 10000000 (0 = the default 100000), got 18446744073709551615",
 		"invalid_eval_timeout.yaml":     "eval_timeout: must be positive and at most 10s, got 0s",
@@ -153,5 +170,84 @@ func TestInvalidConfigs(t *testing.T) {
 			}
 			require.ErrorContains(t, err, want)
 		})
+	}
+}
+
+// TestConfigKeyErrors: the exporter's Unmarshal names every unknown key by its path, with
+// the nearest valid key, and every value of the wrong kind in words, all at once and before
+// anything is decoded (confmap alone says `'cases[0]' has invalid keys: x` and Go type names).
+func TestConfigKeyErrors(t *testing.T) {
+	const prefix = "decoding failed due to the following error(s):\n\n'' " // confmap's wrapping of an Unmarshal error
+	tests := map[string]string{
+		"invalid_step_key_typo.yaml":   "cases[2].steps[1].maxInvocation: unknown key, did you mean maxInvocations?",
+		"invalid_step_wrong_type.yaml": `cases[0].steps[1].maxTokens: must be a whole number, got "lots"`,
+		"invalid_unknown_keys.yaml": strings.Join([]string{
+			"cases[0].When: unknown key, did you mean when?",
+			"cases[0].expectedResult: unknown key, did you mean expected_result?",
+			"cases[0].expected_child_agents.refund_specialist.expected_child_agents.ledger.expected_triggerd: unknown key, did you mean expected_triggered?",
+			"cases[0].expected_child_agents.refund_specialist.expected_payloads: unknown key, did you mean expected_payload?",
+			"cases[0].expected_tool_calls[0]: an expected_tool_calls item is a tool name or a one-key map `tool: expression`, got keys lookup_order, refund",
+			"cases[0].steps[0].max_depth: unknown key, did you mean maxDepth?",
+			"cases[0].steps[1].forbiddenPattern: unknown key, did you mean forbiddenPatterns?",
+			"defaults.expected_no_tool_call: unknown key, did you mean expected_no_tool_calls?",
+			"gates.min_sample: unknown key, did you mean min_samples?",
+			"gates.window.sizes: unknown key, did you mean size?",
+			"judge.modle: unknown key, did you mean model?",
+			"log_verdict: unknown key, did you mean log_verdicts?",
+			"redaction.pattern: unknown key, did you mean patterns?",
+			"reports.junit_xml: unknown key (valid keys: json_lines, junit, markdown)",
+		}, "\n"),
+		"invalid_wrong_types.yaml": strings.Join([]string{
+			"cases[0].expected_child_agents.writer: must be a map of assertions (expected_child_agents, expected_no_tool_calls, " +
+				"expected_payload, expected_result, expected_tool_call_order, expected_tool_calls, expected_triggered), got a list",
+			`cases[0].expected_tool_calls: must be a list, got "add"`,
+			`cases[0].steps[0].allowCycles: must be true or false, got "sometimes"`,
+			"cases[0].steps[0].maxDepth: must be a whole number, got 2.5",
+			`cases[0].steps[1].maxDurationMs: must be a number, got "fast"`,
+			"eval_cost_limit: must be a whole number, at least 0, got -1",
+			"eval_timeout: must be a duration with a unit, such as 5s or 250ms, got 5",
+			`judge.block_on_full_queue: must be true or false, got "yes"`,
+			`judge.retries: must be a whole number, got "three"`,
+			"reports: must be a map of keys (json_lines, junit, markdown), got a list",
+			"rubrics.refund_payload: must be a string, got a list",
+			`shutdown_timeout: must be a duration such as 5s or 250ms, got "soon"`,
+		}, "\n"),
+	}
+	for file, want := range tests {
+		t.Run(file, func(t *testing.T) {
+			cm, err := confmaptest.LoadConf(filepath.Join("testdata", file))
+			require.NoError(t, err)
+			require.EqualError(t, cm.Unmarshal(createDefaultConfig()), prefix+want)
+		})
+	}
+}
+
+// TestConfigValueFromEnv: a string field keeps the text of an ${env:...} value that looks
+// like a number (the walk leaves it to the decoder), and a number in a string field
+// written as such is reported in words.
+func TestConfigValueFromEnv(t *testing.T) {
+	t.Setenv("JUDGE_MODEL", "4")
+	resolver, err := confmap.NewResolver(confmap.ResolverSettings{
+		URIs:              []string{"file:" + filepath.Join("testdata", "judge_model_from_env.yaml")},
+		ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory(), envprovider.NewFactory()},
+	})
+	require.NoError(t, err)
+	cm, err := resolver.Resolve(t.Context())
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, cm.Unmarshal(cfg))
+	require.Equal(t, "4", cfg.Judge.Model)
+
+	conf := confmap.NewFromStringMap(map[string]any{"judge": map[string]any{"model": 4}})
+	require.ErrorContains(t, conf.Unmarshal(createDefaultConfig()), "judge.model: must be a string, got 4")
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"maxDepth", "maxInvocations", "minInvocations", "maxTokens", "agentName"}
+	for key, want := range map[string]string{
+		"maxDepht": "maxDepth", "max_invocations": "maxInvocations", "MaxTokens": "maxTokens",
+		"agent": "", "minInvocation": "minInvocations", "colour": "",
+	} {
+		require.Equal(t, want, suggest(key, names), key)
 	}
 }

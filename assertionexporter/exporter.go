@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -50,6 +51,9 @@ type assertionExporter struct {
 	writeFailures logLimiter
 	// policy masks results before they are logged or reported, and judge content.
 	policy *redact.Policy
+	// unassembledLogged: the Error line about a trace the handoff processor did not hand on
+	// was written (once per exporter).
+	unassembledLogged atomic.Bool
 }
 
 var _ exporter.Traces = (*assertionExporter)(nil)
@@ -175,7 +179,7 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 			}
 			g = agentgraph.Build(id, agentgraph.WithoutLate(byTrace[id]), e.graphOpts)
 		}
-		ev := e.eval.EvaluateDeferred(ctx, g, sc.Complete)
+		ev := e.checkAssembled(ctx, id, e.eval.EvaluateDeferred(ctx, g, sc.Complete))
 		if ev.TimedOut {
 			e.telemetry.evalTimedOut(ctx)
 		}

@@ -65,6 +65,7 @@ func newHarness(t *testing.T, cfg *Config) *harness {
 	set.Logger = zap.New(core)
 	h := &harness{tt: tt, logs: logs, out: filepath.Join(t.TempDir(), "verdicts.jsonl")}
 	cfg.Reports.JSONLines = h.out
+	cfg.RequireHandoffProcessor = false // the tests feed whole captured traces, without the processor
 	withTimeouts(cfg)
 	require.NoError(t, cfg.Validate())
 	exp, err := newExporter(set, cfg)

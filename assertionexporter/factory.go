@@ -20,7 +20,7 @@ func NewFactory() exporter.Factory {
 func createDefaultConfig() component.Config {
 	return &Config{
 		LogVerdicts: LogFailures, Judge: judge.DefaultConfig(), Gates: rules.DefaultGateConfig(),
-		EvalTimeout: defaultEvalTimeout, ShutdownTimeout: defaultShutdownTimeout,
+		EvalTimeout: defaultEvalTimeout, ShutdownTimeout: defaultShutdownTimeout, RequireHandoffProcessor: true,
 	}
 }
 

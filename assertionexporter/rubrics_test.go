@@ -39,12 +39,20 @@ func gauge(axis, pair string, v float64) metricdata.DataPoint[float64] {
 	return metricdata.DataPoint[float64]{Value: v, Attributes: attribute.NewSet(attribute.String("axis", axis), attribute.String("pair", pair))}
 }
 
+// deterministicRubricCases is rubricCases with only the deterministic parts
+// (deterministicOnly: true), as a config without a judge must say.
+func deterministicRubricCases() []rules.CaseConfig {
+	cases := rubricCases()
+	cases[0].Steps[1].DeterministicOnly = true
+	return cases
+}
+
 // TestRubricsWithoutJudge: the deterministic parts grade the real captures; the window of
 // the configured pair feeds the gate gauges; the report has a gate section.
 func TestRubricsWithoutJudge(t *testing.T) {
 	md := filepath.Join(t.TempDir(), "report.md")
 	h := newHarness(t, &Config{
-		LogVerdicts: LogFailures, Cases: rubricCases(), Gates: gateConfig(),
+		LogVerdicts: LogFailures, Cases: deterministicRubricCases(), Gates: gateConfig(),
 		Reports: ReportsConfig{Markdown: md},
 	})
 	ctx := context.Background()
@@ -188,4 +196,87 @@ func TestJudgeDoesNotBlockForever(t *testing.T) {
 			require.True(t, strings.HasPrefix(r.Message, "judge error: no answer within the trace's time for judging"), r.Message)
 		}
 	}
+}
+
+// TestDeterministicOnlyNeverAsksTheJudge: a deterministicOnly step runs its deterministic
+// checks alone, even with a judge configured: no request reaches the judge, and every
+// result says why its judge part was not graded.
+func TestDeterministicOnlyNeverAsksTheJudge(t *testing.T) {
+	srv := judgetest.New(t, judgetest.Always(judgetest.Fail))
+	cases := deterministicRubricCases()
+	cases[0].Steps = append(cases[0].Steps, rules.StepConfig{
+		Action: rules.ActionContext, FromAgent: "triage", ToAgent: "weather_specialist", RubricType: rules.RubricGroundedness,
+		ForbiddenPatterns: []string{`\b(?:\d[ -]?){13,16}\b`}, DeterministicOnly: true,
+	})
+	cfg := &Config{LogVerdicts: LogNone, Cases: cases, Judge: judge.DefaultConfig()}
+	cfg.Judge.Endpoint, cfg.Judge.Model = srv.URL, "fake-judge"
+	h := newHarness(t, cfg)
+	ctx := context.Background()
+	require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool")))
+	require.NoError(t, h.exp.Drain(ctx))
+	require.NoError(t, h.exp.Shutdown(ctx))
+	require.Zero(t, srv.Count(), "the judge was asked")
+
+	got := map[string]rules.Result{}
+	for _, r := range h.results(t) {
+		got[r.Step] = r
+	}
+	require.NotContains(t, got, "EXPECT_HANDOFF_RUBRICS#2.DispatchCorrectness", "deterministicOnly leaves out the judge-only rubric")
+	scope := got["EXPECT_HANDOFF_RUBRICS#2.ScopeFidelity"]
+	require.Equal(t, rules.Pass, scope.Outcome)
+	require.Nil(t, scope.Judge)
+	require.True(t, strings.HasSuffix(scope.Message, "; the judge part was not graded: the step is deterministicOnly"), scope.Message)
+	c := got["EXPECT_HANDOFF_CONTEXT#3"]
+	require.Equal(t, rules.Pass, c.Outcome, c.Message)
+	require.Equal(t, "handoff triage -> weather_specialist whose content satisfies never /\\b(?:\\d[ -]?){13,16}\\b/", c.Expected)
+	require.Equal(t, "1 handoffs triage -> weather_specialist carry the expected content; the GROUNDEDNESS rubric was not graded: the step is deterministicOnly", c.Message)
+}
+
+// evaluations is the evaluations counter by case, step and outcome.
+func evaluations(t *testing.T, tt *componenttest.Telemetry) map[[3]string]int64 {
+	t.Helper()
+	m, err := tt.GetMetric("otelcol_exporter_assertion_evaluations")
+	require.NoError(t, err)
+	out := map[[3]string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		c, _ := dp.Attributes.Value("case")
+		s, _ := dp.Attributes.Value("step")
+		o, _ := dp.Attributes.Value("outcome")
+		out[[3]string{c.AsString(), s.AsString(), o.AsString()}] = dp.Value
+	}
+	return out
+}
+
+// TestGradingErrorIsAnError: a judge answer that cannot be read is an `error` result (never
+// a pass or a skip), logged, and counted as outcome=error.
+func TestGradingErrorIsAnError(t *testing.T) {
+	srv := judgetest.New(t, judgetest.Always(judgetest.Malformed))
+	cfg := &Config{LogVerdicts: LogFailures, Cases: rubricCases(), Judge: judge.DefaultConfig()}
+	cfg.Judge.Endpoint, cfg.Judge.Model, cfg.Judge.Retries = srv.URL, "fake-judge", 0
+	h := newHarness(t, cfg)
+	ctx := context.Background()
+	require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool")))
+	require.NoError(t, h.exp.Drain(ctx))
+	require.NoError(t, h.exp.Shutdown(ctx))
+
+	const step = "EXPECT_HANDOFF_RUBRICS#2.DispatchCorrectness"
+	var d rules.Result
+	for _, r := range h.results(t) {
+		if r.Step == step {
+			d = r
+		}
+	}
+	require.Equal(t, rules.Error, d.Outcome)
+	require.True(t, strings.HasPrefix(d.Message, "judge error: "), d.Message)
+	counts := evaluations(t, h.tt)
+	require.Equal(t, int64(1), counts[[3]string{"seams", step, "error"}])
+	require.Zero(t, counts[[3]string{"seams", step, "pass"}])
+	require.Zero(t, counts[[3]string{"seams", step, "skipped"}])
+	logged := false
+	for _, e := range h.logs.All() {
+		if e.ContextMap()["step"] == step {
+			logged = true
+		}
+	}
+	require.True(t, logged, "an error result is logged with the failures")
 }

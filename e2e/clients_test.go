@@ -93,8 +93,9 @@ func clientScenarios() []clientScenario {
 				budgetOutcome, "weather_specialist subtree: tokens <= 8000, tool calls <= 3", usage, budgetMessage,
 			},
 			{handoffCase, "EXPECT_HANDOFF_CONTEXT#4"}: {
-				"skipped", "handoff triage -> weather_specialist whose content satisfies the GROUNDEDNESS rubric",
-				"1 handoffs with captured input", "judge-graded rubric: no judge is configured, so the rubric was not graded",
+				"pass", "handoff triage -> weather_specialist whose content satisfies contains /Paris/",
+				"1 handoffs with captured input",
+				"1 handoffs triage -> weather_specialist carry the expected content; the GROUNDEDNESS rubric was not graded: the step is deterministicOnly",
 			},
 			{capCase, "ASSERT_AGENT_TOPOLOGY#1"}: {
 				"pass", "no delegation cycles, at least one agent", topology, "topology ok: " + topology,

@@ -53,6 +53,10 @@ func writeTraces(t *testing.T, traces ...*tr.Trace) []string {
 
 func gatedConfig(t *testing.T, extra string) string {
 	t.Helper()
+	deterministic := "" // without a judge the rubric step must say it wants the deterministic parts alone
+	if extra == "" {
+		deterministic = "            deterministicOnly: true\n"
+	}
 	path := filepath.Join(t.TempDir(), "collector.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(`
 receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
@@ -71,7 +75,7 @@ exporters:
           - action: ASSERT_AGENT_TOPOLOGY
           - action: EXPECT_HANDOFF_RUBRICS
             rubrics: [ScopeFidelity, RecoveryOnError]
-service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
+`+deterministic+`service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
 `), 0o644))
 	return path
 }
@@ -171,4 +175,29 @@ func TestReplayWaitsForEveryGrading(t *testing.T) {
 	}
 	require.Equal(t, 12, graded, "ScopeFidelity and RecoveryOnError on each of 6 traces")
 	require.Equal(t, 12, srv.Count())
+}
+
+// TestGradingErrorFailsTheRun: a judge grading that errs is an `error` result, and an error
+// exits 1 by default; --fail-on fail relaxes it (exit 0), an empty --fail-on is refused.
+func TestGradingErrorFailsTheRun(t *testing.T) {
+	srv := judgetest.New(t, judgetest.Always(judgetest.Malformed))
+	files := writeTraces(t, flightTrace(0x51, "ok"))
+	cfg := gatedConfig(t, "    judge: {endpoint: '"+srv.URL+"', model: fake-judge, retries: 0}")
+	code, out, errOut := runCmd(t, append([]string{"replay", "--config", cfg}, files...)...)
+	require.Equal(t, exitFail, code, out+errOut)
+	require.Contains(t, out, "ERROR seams EXPECT_HANDOFF_RUBRICS#2.ScopeFidelity trace 51515151515151515151515151515151: judge error: ")
+	require.Contains(t, out, "\n1 passed, 0 failed, 1 errors, 1 skipped\n")
+
+	code, out, errOut = runCmd(t, append([]string{"replay", "--config", cfg, "--fail-on", "fail"}, files...)...)
+	require.Equal(t, exitPass, code, out+errOut)
+	require.Contains(t, out, "\n1 passed, 0 failed, 1 errors, 1 skipped\n")
+
+	code, _, errOut = runCmd(t, append([]string{"replay", "--config", cfg, "--fail-on", ""}, files...)...)
+	require.Equal(t, exitUsage, code)
+	require.Equal(t, "handoffcheck: --fail-on: name at least one outcome (fail, error, skipped; default fail,error)\n", errOut)
+
+	// skipped added, error relaxed: the RecoveryOnError rubric of a run without an error is
+	// skipped (nothing to recover from), so the run fails.
+	code, _, _ = runCmd(t, append([]string{"replay", "--config", cfg, "--fail-on", "fail,skipped"}, files...)...)
+	require.Equal(t, exitFail, code)
 }

@@ -5,8 +5,9 @@
 //	handoffcheck replay --config collector.yaml [flags] FILE...
 //	handoffcheck run --config collector.yaml [flags] -- COMMAND ARGS...
 //
-// Exit codes: 0 every assertion and gate passed; 1 an assertion failed (or, with --fail-on,
-// errored or was skipped) or a gate failed; 2 config or input error; 3 the wrapped command
+// Exit codes: 0 every assertion and gate passed; 1 an assertion failed or errored (a judge
+// grading that erred included; --fail-on chooses the outcomes: default fail,error, and
+// skipped can be added) or a gate failed; 2 config or input error; 3 the wrapped command
 // failed. A handoff rubric failure whose axis is gated does not fail the run by itself: the
 // gate (the mean score of its pair and axis over every trace of the run) decides.
 package main
@@ -52,8 +53,10 @@ const usage = `usage:
 
 Replays span files or the spans of a command run with OTEL_EXPORTER_OTLP_ENDPOINT pointing at
 an embedded OTLP receiver, through the handoff processor and assertion exporter of the collector
-config, and exits 0 (all passed), 1 (an assertion or a gate failed), 2 (usage, config or input
-error), 3 (the command failed).
+config, and exits 0 (all passed), 1 (an assertion failed or errored, or a gate failed), 2 (usage,
+config or input error), 3 (the command failed). --fail-on lists the outcomes that exit 1: fail
+always does; the default is fail,error (a judge grading that erred fails the run); fail alone
+relaxes errors; add skipped to fail on skipped assertions too.
 
 Span files (regular files only): OTLP/JSON, JSON lines (the file exporter's default),
 length-delimited OTLP protobuf (the file exporter's format: proto, or varint-delimited), or one
@@ -78,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.jsonOut, "json", "", "write every result as JSON lines to this path")
 	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this path (a testsuite per case)")
 	fs.StringVar(&o.markdown, "markdown", "", "write a Markdown summary with a Mermaid DAG of each failing trace to this path")
-	fs.StringVar(&failOn, "fail-on", "", "also exit 1 on these outcomes: comma-separated skipped, error")
+	fs.StringVar(&failOn, "fail-on", defaultFailOn, "the assertion outcomes that exit 1, comma-separated: fail (always), error, skipped")
 	fs.BoolVar(&verbose, "verbose", false, "log the components' info messages to stderr")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
@@ -98,18 +101,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	o.failOn = map[rules.Outcome]bool{rules.Fail: true}
-	for _, f := range strings.Split(failOn, ",") {
-		switch strings.TrimSpace(f) {
-		case "":
-		case "skipped":
-			o.failOn[rules.Skipped] = true
-		case "error":
-			o.failOn[rules.Error] = true
-		default:
-			fmt.Fprintf(stderr, "handoffcheck: --fail-on: unknown outcome %q (want skipped, error)\n", f)
-			return exitUsage
-		}
+	var err error
+	if o.failOn, err = parseFailOn(failOn); err != nil {
+		fmt.Fprintf(stderr, "handoffcheck: --fail-on: %v\n", err)
+		return exitUsage
 	}
 	level := zapcore.ErrorLevel
 	if verbose {
@@ -128,6 +123,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return live(ctx, o, rest, stdout, stderr)
+}
+
+// defaultFailOn: a failed assertion and an errored one (a judge grading that erred, an
+// evaluation over eval_timeout) fail the run; a skipped one does not.
+const defaultFailOn = "fail,error"
+
+// parseFailOn reads --fail-on: the outcomes that exit 1. fail is always one of them (a
+// failed assertion never passes a run), so the flag relaxes errors (--fail-on fail) or adds
+// skipped; an empty value says nothing and is refused.
+func parseFailOn(list string) (map[rules.Outcome]bool, error) {
+	out := map[rules.Outcome]bool{rules.Fail: true}
+	named := 0
+	for _, f := range strings.Split(list, ",") {
+		switch o := rules.Outcome(strings.TrimSpace(f)); o {
+		case "":
+			continue
+		case rules.Fail, rules.Error, rules.Skipped:
+			out[o] = true
+		default:
+			return nil, fmt.Errorf("unknown outcome %q (want fail, error, skipped)", strings.TrimSpace(f))
+		}
+		named++
+	}
+	if named == 0 {
+		return nil, fmt.Errorf("name at least one outcome (fail, error, skipped; default %s)", defaultFailOn)
+	}
+	return out, nil
 }
 
 // replay feeds every file through the pipeline, then judges.

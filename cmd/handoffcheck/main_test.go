@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
 
@@ -82,8 +83,8 @@ func TestReplayFails(t *testing.T) {
 	require.Equal(t, exitFail, code)
 	require.Equal(t, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3: "+
 		"weather_specialist (span 6bcab0b4c887d392) made 3 tool calls, over maxToolCalls 2\n"+
-		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3: agent ghost did not run in this trace; nothing to budget\n"+
-		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a: agent ghost did not run in this trace; nothing to budget\n"+
+		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3: agent ghost did not run; agents that ran: triage, weather_specialist, weather_swarm; nothing to budget\n"+
+		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a: agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
 		"handoffcheck: 2 traces, 10 assertions\n7 passed, 1 failed, 0 errors, 2 skipped\n", out)
 	results, err := readResults(jsonOut)
 	require.NoError(t, err)
@@ -354,16 +355,29 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporte
 }
 
 // TestSeed000Verbatim: seed 000's example, pasted into a collector config unchanged
-// (testdata/seed000/collector.yaml, source FILE), judged on a run that keeps its promises;
-// then the same steps on live traces with the rubric's deterministic half as patterns
-// (live.yaml), on that run and on a broken one.
+// (testdata/seed000/collector.yaml, source FILE): without a judge its GROUNDEDNESS rubric
+// is refused at start-up, naming the step and the fix; with one (a fake judge) the run
+// that keeps its promises passes every step. Then the same steps on live traces with the
+// rubric's deterministic half as patterns (live.yaml), on that run and on a broken one.
 func TestSeed000Verbatim(t *testing.T) {
 	const dir = "../../testdata/seed000/"
+	t.Setenv("SEED000_JUDGE_URL", "")
+	t.Setenv("SEED000_JUDGE_MODEL", "")
 	code, out, errOut := runCmd(t, "replay", "--config", dir+"collector.yaml")
+	require.Equal(t, exitUsage, code, out)
+	require.Equal(t, "handoffcheck: exporters.assertion: cases[0] (refund_swarm).steps[2].rubricType: EXPECT_HANDOFF_CONTEXT#3 is graded by the judge "+
+		"(rubricType, inlineRubric), but no judge is configured: configure judge (judge.endpoint and judge.model), or replace the "+
+		"rubric with deterministic checks (requiredPatterns, forbiddenPatterns, contextExpression) and set deterministicOnly: true on the step\n", errOut)
+
+	srv := judgetest.New(t, judgetest.Always(judgetest.Pass))
+	t.Setenv("SEED000_JUDGE_URL", srv.URL)
+	t.Setenv("SEED000_JUDGE_MODEL", "fake-judge")
+	code, out, errOut = runCmd(t, "replay", "--config", dir+"collector.yaml")
 	require.Equal(t, exitPass, code, errOut)
-	require.Equal(t, "SKIPPED refund_swarm EXPECT_HANDOFF_CONTEXT#3 trace 5eed0000000000000000000000000001: "+
-		"judge-graded rubric: no judge is configured, so the rubric was not graded\n"+
-		"handoffcheck: 1 traces, 4 assertions\n3 passed, 0 failed, 0 errors, 1 skipped\n", out)
+	require.Equal(t, "handoffcheck: 1 traces, 4 assertions\n4 passed, 0 failed, 0 errors, 0 skipped\n"+
+		"judge: fake-judge, template handoff_v1, temperature 0, 1 sample\n", out)
+	require.Equal(t, 1, srv.Count(), "one handoff orchestrator -> refund_specialist graded")
+	require.Contains(t, srv.Requests()[0].User(), "must include the order id and the customer's stated reason")
 
 	code, out, errOut = runCmd(t, "replay", "--config", dir+"live.yaml", dir+"traces/refund-swarm.json", dir+"traces/refund-swarm-broken.json")
 	require.Equal(t, exitFail, code, errOut)

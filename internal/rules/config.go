@@ -93,6 +93,12 @@ type StepConfig struct {
 	IgnoredTools    []string `mapstructure:"-" seed:"ignoredTools"`
 	TransientErrors []string `mapstructure:"-" seed:"transientErrors"`
 
+	// DeterministicOnly (EXPECT_HANDOFF_CONTEXT, EXPECT_HANDOFF_RUBRICS) runs only the
+	// step's deterministic checks: the judge is never asked, configured or not. Without a
+	// judge, a judge-graded step must set it (CheckJudged): a rubric is never passed or
+	// skipped silently because nobody graded it.
+	DeterministicOnly bool `mapstructure:"-" seed:"deterministicOnly"`
+
 	_ struct{}
 }
 
@@ -292,6 +298,22 @@ func validateStep(at string, s StepConfig, sawTopology bool, named map[string]st
 			}
 		}
 	}
+	if s.DeterministicOnly {
+		switch s.Action {
+		case ActionContext:
+			if len(s.RequiredPatterns) == 0 && len(s.ForbiddenPatterns) == 0 && s.ContextExpression == "" {
+				bad("deterministicOnly", "leaves nothing to check: add requiredPatterns, forbiddenPatterns or contextExpression, or let the judge grade the rubric")
+			}
+		case ActionRubrics:
+			for i, name := range s.Rubrics {
+				if axis, ok := canonicalAxis(name); ok && !hasDeterministicPart(axis) {
+					bad(fmt.Sprintf("rubrics[%d]", i), "%s is graded by the judge alone: remove it, or drop deterministicOnly and configure judge", axis)
+				}
+			}
+		default:
+			bad("deterministicOnly", "applies only to %s and %s", ActionContext, ActionRubrics)
+		}
+	}
 	if s.Action != ActionRubrics {
 		for _, f := range []struct {
 			field string
@@ -346,3 +368,81 @@ func (s StepConfig) minInvocations() int {
 	}
 	return *s.MinInvocations
 }
+
+// judgeFix is how to resolve a judge-graded step without a judge.
+const judgeFix = "configure judge (judge.endpoint and judge.model), or keep only the deterministic checks with deterministicOnly: true on the step"
+
+// CheckJudged reports, for a config without a judge, every step the judge would grade:
+// EXPECT_HANDOFF_CONTEXT with a rubric (rubricType, inlineRubric, judgeRubricId) and
+// EXPECT_HANDOFF_RUBRICS (every rubric has a judge part), unless the step sets
+// deterministicOnly. Without a judge such a step would end skipped, or pass on its
+// deterministic part alone, in every trace: a start-up error instead, naming the fix.
+func CheckJudged(cases []CaseConfig) error {
+	var errs []error
+	for i, c := range cases {
+		where := fmt.Sprintf("cases[%d]", i)
+		if c.Name != "" {
+			where = fmt.Sprintf("cases[%d] (%s)", i, c.Name)
+		}
+		for j, s := range c.Steps {
+			if s.DeterministicOnly {
+				continue
+			}
+			at := fmt.Sprintf("%s.steps[%d]", where, j)
+			switch s.Action {
+			case ActionContext:
+				var keys []string
+				field := ""
+				for _, k := range []struct{ key, value string }{
+					{"rubricType", s.RubricType}, {"inlineRubric", s.InlineRubric}, {"judgeRubricId", s.JudgeRubricID},
+				} {
+					if k.value != "" {
+						keys = append(keys, k.key)
+						if field == "" {
+							field = k.key
+						}
+					}
+				}
+				if len(keys) == 0 {
+					continue
+				}
+				fix := judgeFix
+				if len(s.RequiredPatterns) == 0 && len(s.ForbiddenPatterns) == 0 && s.ContextExpression == "" {
+					fix = "configure judge (judge.endpoint and judge.model), or replace the rubric with deterministic checks " +
+						"(requiredPatterns, forbiddenPatterns, contextExpression) and set deterministicOnly: true on the step"
+				}
+				errs = append(errs, fmt.Errorf("%s.%s: %s is graded by the judge (%s), but no judge is configured: %s",
+					at, field, s.ID(j), strings.Join(keys, ", "), fix))
+			case ActionRubrics:
+				field := "action"
+				if len(s.Rubrics) > 0 {
+					field = "rubrics"
+				}
+				axes := stepAxes(s)
+				var det []string
+				for _, a := range axes {
+					if hasDeterministicPart(a) {
+						det = append(det, a)
+					}
+				}
+				fix := judgeFix
+				switch {
+				case len(det) == 0:
+					fix = "configure judge (judge.endpoint and judge.model): " + strings.Join(axes, ", ") + " has no deterministic part"
+				case len(s.Rubrics) == 0:
+					fix += fmt.Sprintf(" (its default rubrics are then %s: %s is graded by the judge alone)",
+						strings.Join(stepAxes(StepConfig{DeterministicOnly: true}), ", "), AxisDispatch)
+				case len(det) < len(axes):
+					fix += fmt.Sprintf(" and rubrics: [%s] (%s is graded by the judge alone)", strings.Join(det, ", "), AxisDispatch)
+				}
+				errs = append(errs, fmt.Errorf("%s.%s: %s grades %s with the judge, but no judge is configured: %s",
+					at, field, s.ID(j), strings.Join(axes, ", "), fix))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// hasDeterministicPart reports whether a handoff rubric has a part decided without the
+// judge (DispatchCorrectness has none).
+func hasDeterministicPart(axis string) bool { return axis != AxisDispatch }

@@ -97,7 +97,7 @@ func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *age
 	if s.ContextExpression != "" {
 		want = append(want, "`"+s.ContextExpression+"`")
 	}
-	judged := s.InlineRubric != "" || s.JudgeRubricID != "" || s.RubricType != ""
+	judged := (s.InlineRubric != "" || s.JudgeRubricID != "" || s.RubricType != "") && !s.DeterministicOnly
 	if judged {
 		want = append(want, "the "+rubricName(s)+" rubric")
 	}
@@ -112,7 +112,7 @@ func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *age
 	}
 	if len(edges) == 0 {
 		r.Outcome, r.Actual = Fail, "no such handoff"
-		r.Message = fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent)
+		r.Message = withNotRun(g, fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent), s.FromAgent, s.ToAgent)
 		return nil
 	}
 	var problems []string
@@ -160,6 +160,9 @@ func (c *compiledCase) handoffContext(r *Result, index int, s StepConfig, g *age
 		return &filled
 	}
 	r.Outcome, r.Message = Pass, fmt.Sprintf("%d handoffs %s -> %s carry the expected content", len(edges), s.FromAgent, s.ToAgent)
+	if s.DeterministicOnly && (s.InlineRubric != "" || s.JudgeRubricID != "" || s.RubricType != "") {
+		r.Message += "; the " + rubricName(s) + " rubric was not graded: the step is deterministicOnly"
+	}
 	return nil
 }
 

@@ -59,7 +59,7 @@ func (c *compiledCase) handoffRubrics(base Result, index int, s StepConfig, g *a
 			r := base
 			r.Step, r.Action, r.Axis, r.Outcome = id+"."+axis, ActionRubrics, axis, Skipped
 			r.Expected, r.Actual = rubricExpected[axis], "no handoff"
-			r.Message = what + " in this trace: nothing to grade"
+			r.Message = withNotRun(g, what+" in this trace: nothing to grade", s.FromAgent, s.ToAgent)
 			out = append(out, r)
 		}
 		return out
@@ -78,7 +78,7 @@ func (c *compiledCase) handoffRubrics(base Result, index int, s StepConfig, g *a
 			if c.ev.gates != nil {
 				_, r.Gated = c.ev.gates.Threshold(e.From.Name, e.To.Name, axis)
 			}
-			if p := c.gradeRubric(&r, axis, e, x, rs, tc.jr); p != nil {
+			if p := c.gradeRubric(&r, axis, e, x, rs, tc.jr, c.judgeOff(s)); p != nil {
 				r.pending = p
 			}
 			out = append(out, r)
@@ -94,9 +94,20 @@ func orAny(name string) string {
 	return name
 }
 
+// judgeOff says why the judge does not grade step s ("" when it does).
+func (c *compiledCase) judgeOff(s StepConfig) string {
+	switch {
+	case s.DeterministicOnly:
+		return "the step is deterministicOnly"
+	case c.ev.judge == nil:
+		return "no judge is configured"
+	}
+	return ""
+}
+
 // gradeRubric decides one rubric on one handoff; it returns the result to fill in when a
-// judge grading was scheduled.
-func (c *compiledCase) gradeRubric(r *Result, axis string, e *agentgraph.Edge, x *dagIndex, rs *rubricStep, jr *judgeRun) *Result {
+// judge grading was scheduled. judgeOff says why the judge does not grade ("" when it does).
+func (c *compiledCase) gradeRubric(r *Result, axis string, e *agentgraph.Edge, x *dagIndex, rs *rubricStep, jr *judgeRun, judgeOff string) *Result {
 	var parts []part
 	var fields []judge.Field
 	missing := ""               // why the judge cannot grade (content not captured)
@@ -162,7 +173,7 @@ func (c *compiledCase) gradeRubric(r *Result, axis string, e *agentgraph.Edge, x
 		r.Message = strings.Join(failed, "; ")
 		return nil
 	}
-	if c.ev.judge != nil && missing == "" {
+	if judgeOff == "" && missing == "" {
 		req := judge.Request{Rubric: axis, Criteria: rubricText(c.ev.rubrics, axis), Fields: fields}
 		job := jr.add(req)
 		filled := *r
@@ -178,14 +189,14 @@ func (c *compiledCase) gradeRubric(r *Result, axis string, e *agentgraph.Edge, x
 		if len(na) > 0 {
 			r.Message += "; not checked: " + strings.Join(na, "; ")
 		}
-		if c.ev.judge == nil {
-			r.Message += "; the judge part was not graded: no judge is configured"
+		if judgeOff != "" {
+			r.Message += "; the judge part was not graded: " + judgeOff
 		} else {
 			r.Message += "; the judge part was not graded: " + missing
 		}
-	case c.ev.judge == nil:
+	case judgeOff != "":
 		r.Outcome, r.Actual = Skipped, "not graded"
-		r.Message = "judge-graded rubric: no judge is configured, so " + axis + " was not graded"
+		r.Message = "judge-graded rubric: " + judgeOff + ", so " + axis + " was not graded"
 		if len(na) > 0 {
 			r.Message += "; the deterministic checks could not run: " + strings.Join(na, "; ")
 		}

@@ -66,9 +66,13 @@ func canonicalRubricType(name string) (string, bool) {
 	return canonicalAxis(name)
 }
 
-// stepAxes is the rubrics an EXPECT_HANDOFF_RUBRICS step grades, in report order.
+// stepAxes is the rubrics an EXPECT_HANDOFF_RUBRICS step grades, in report order (by
+// default all four; with deterministicOnly, the three that have a deterministic part).
 func stepAxes(s StepConfig) []string {
 	if len(s.Rubrics) == 0 {
+		if s.DeterministicOnly {
+			return []string{AxisScope, AxisIntegration, AxisRecovery} // the ones with a deterministic part
+		}
 		return Axes
 	}
 	want := map[string]bool{}

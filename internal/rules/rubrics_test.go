@@ -275,5 +275,5 @@ func TestRubricsNoHandoff(t *testing.T) {
 	rs := ev.Evaluate(tt.Graph(), true)
 	require.Len(t, rs, 2)
 	require.Equal(t, Skipped, rs[1].Outcome)
-	require.Equal(t, "no handoff any agent -> researcher in this trace: nothing to grade", rs[1].Message)
+	require.Equal(t, "no handoff any agent -> researcher in this trace: nothing to grade; agent researcher did not run; agents that ran: solo", rs[1].Message)
 }

@@ -146,7 +146,8 @@ type Options struct {
 	// CostLimit bounds one CEL evaluation; 0 means DefaultCostLimit.
 	CostLimit uint64
 	// Judge grades rubrics; nil: judge-graded parts end skipped ("no judge is configured")
-	// and the deterministic parts still run.
+	// and the deterministic parts still run. A config without a judge must not have such
+	// steps unless they are deterministicOnly: CheckJudged refuses them at validation.
 	Judge Grader
 	// Rubrics are named rubric texts (judgeRubricId); one named after an axis or
 	// GROUNDEDNESS replaces the built-in text.
@@ -599,6 +600,7 @@ func delegation(r *Result, s StepConfig, g *agentgraph.Graph) {
 		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
 	}
 	verdict(r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
+	r.Message = withNotRun(g, r.Message, s.AgentName, s.FromAgent)
 }
 
 func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
@@ -652,7 +654,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 	}
 	if runs == 0 {
 		r.Outcome, r.Actual = Skipped, "agent did not run"
-		r.Message = fmt.Sprintf("agent %s did not run in this trace; nothing to budget", s.AgentName)
+		r.Message = notRun(g, s.AgentName) + "; nothing to budget"
 		return
 	}
 	r.Actual = listed(actual, runs, "; ", "runs")

@@ -682,6 +682,9 @@ func (te *traceEval) evalChild(base Result, inv *agentgraph.Invocation, ch *comp
 			r.Outcome = Fail
 			r.Message = fmt.Sprintf("expected agent %s to trigger %s %d times, saw %s", inv.Name, ch.name, *ch.triggered, r.Actual)
 		}
+		if len(triggers) == 0 {
+			r.Message = withNotRun(te.g, r.Message, ch.name)
+		}
 		out = append(out, r)
 	}
 	rest := ch.steps(p)
@@ -702,7 +705,7 @@ func (te *traceEval) evalChild(base Result, inv *agentgraph.Invocation, ch *comp
 				r.Message = fmt.Sprintf("agent %s did not trigger %s (as expected_triggered: 0 requires); nothing to assert", inv.Name, ch.name)
 			} else {
 				r.Outcome = Fail
-				r.Message = fmt.Sprintf("agent %s never triggered %s (%s)", inv.Name, ch.name, childSummary(inv))
+				r.Message = withNotRun(te.g, fmt.Sprintf("agent %s never triggered %s (%s)", inv.Name, ch.name, childSummary(inv)), ch.name)
 			}
 			out = append(out, r)
 		}

@@ -634,8 +634,8 @@ func TestTriggerMatching(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		"expected_child_agents.archiver.expected_result skipped: agent dispatcher did not trigger archiver (as expected_triggered: 0 requires); nothing to assert",
-		"expected_child_agents.archiver.expected_triggered pass: agent dispatcher triggered archiver 0 times",
-		"expected_child_agents.publisher.expected_result fail: agent dispatcher never triggered publisher (it triggered: summarizer x3)",
+		"expected_child_agents.archiver.expected_triggered pass: agent dispatcher triggered archiver 0 times; agent archiver did not run; agents that ran: dispatcher, summarizer",
+		"expected_child_agents.publisher.expected_result fail: agent dispatcher never triggered publisher (it triggered: summarizer x3); agent publisher did not run; agents that ran: dispatcher, summarizer",
 		"expected_child_agents.summarizer.expected_payload pass: summarizer trigger 2 of 3 (span 0000000000000105): summarizer payload: `payload.text == \"b\"` holds",
 		"expected_child_agents.summarizer.expected_result pass: summarizer trigger 2 of 3 (span 0000000000000105): agent summarizer: `output.summary == \"B\"` holds",
 	}, sortedStrings(got(ev.Evaluate(build(1, "A", "B", "C").Graph(), true))))

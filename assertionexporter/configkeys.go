@@ -1,0 +1,390 @@
+package assertionexporter
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+var _ confmap.Unmarshaler = (*Config)(nil)
+
+// Unmarshal decodes the exporter's config. Before decoding, it walks the user's map against
+// the config's keys (the mapstructure tags; the seed tags of seed-000 steps), so an unknown
+// key is reported by its path with the nearest valid key (`cases[2].steps[1].maxInvocation:
+// unknown key, did you mean maxInvocations?`) and a value of the wrong type in words
+// (`must be a whole number, got "lots"`), every problem at once, instead of confmap's
+// `'cases[0]' has invalid keys: x` and Go type names.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	var kc keyChecker
+	kc.value("", conf.ToStringMap(), reflect.TypeFor[Config]())
+	if len(kc.errs) > 0 {
+		return errors.Join(kc.errs...)
+	}
+	if err := conf.Unmarshal(c); err != nil {
+		return plainDecodeError(err)
+	}
+	return nil
+}
+
+// plainDecodeError rewords what the walk lets through to the decoder (a number where a
+// string is wanted cannot be told apart from an ${env:...} value before decoding): the
+// field's path, nested decoders' paths joined, with the expected kind in words.
+func plainDecodeError(err error) error {
+	if path, ute := unconvertible(err, ""); ute != nil {
+		return fmt.Errorf("%s: must be %s, got %s", path, kindWords(ute.Expected.Type()), describe(ute.Value))
+	}
+	return err
+}
+
+// unconvertible finds the first type mismatch in err's tree and the path to it.
+func unconvertible(err error, path string) (string, *mapstructure.UnconvertibleTypeError) {
+	switch e := err.(type) {
+	case *mapstructure.UnconvertibleTypeError:
+		return path, e
+	case *mapstructure.DecodeError:
+		if e.Name() != "" {
+			path = join(path, e.Name())
+		}
+		return unconvertible(e.Unwrap(), path)
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if p, ute := unconvertible(inner, path); ute != nil {
+				return p, ute
+			}
+		}
+	case interface{ Unwrap() error }:
+		return unconvertible(e.Unwrap(), path)
+	}
+	return "", nil
+}
+
+// keyChecker collects the problems of one walk.
+type keyChecker struct {
+	errs []error
+}
+
+var (
+	durationType  = reflect.TypeFor[time.Duration]()
+	toolCallType  = reflect.TypeFor[rules.ToolCallSpec]()
+	childrenType  = reflect.TypeFor[rules.ChildAgents]()
+	childSpecType = reflect.TypeFor[rules.ChildAgentSpec]()
+)
+
+func (k *keyChecker) bad(path, format string, args ...any) {
+	k.errs = append(k.errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+}
+
+// value checks v (a value of the user's map, as YAML parsed it) against the type t that
+// decodes it. nil is accepted everywhere: it leaves the default.
+func (k *keyChecker) value(path string, v any, t reflect.Type) {
+	if v == nil {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case durationType:
+		k.duration(path, v)
+		return
+	case toolCallType:
+		k.toolCall(path, v)
+		return
+	case childrenType:
+		k.children(path, v)
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(sortedFieldNames(fieldsOf(t)), ", "), describe(v))
+			return
+		}
+		k.keys(path, m, fieldsOf(t))
+	case reflect.Slice, reflect.Array:
+		if _, ok := v.(string); ok && t.Elem().Kind() == reflect.String {
+			return // "a,b" is the list [a, b]
+		}
+		list, ok := v.([]any)
+		if !ok {
+			k.bad(path, "must be a list, got %s", describe(v))
+			return
+		}
+		for i, item := range list {
+			k.value(fmt.Sprintf("%s[%d]", path, i), item, t.Elem())
+		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			k.bad(path, "must be a map, got %s", describe(v))
+			return
+		}
+		for _, key := range sortedMapKeys(m) {
+			k.value(join(path, key), m[key], t.Elem())
+		}
+	case reflect.String:
+		switch v.(type) {
+		case string:
+		case bool, int, int64, uint64, float64:
+			// May come from ${env:...} (whose text a string field keeps): the decoder decides.
+		default:
+			k.bad(path, "must be a string, got %s", describe(v))
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			k.bad(path, "must be true or false, got %s", describe(v))
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if _, ok := wholeNumber(v); !ok {
+			k.bad(path, "must be a whole number, got %s", describe(v))
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n, ok := wholeNumber(v); !ok || n < 0 {
+			k.bad(path, "must be a whole number, at least 0, got %s", describe(v))
+		}
+	case reflect.Float32, reflect.Float64:
+		switch v.(type) {
+		case int, int64, uint64, float64:
+		default:
+			k.bad(path, "must be a number, got %s", describe(v))
+		}
+	}
+}
+
+// keys checks a map against a struct's keys: unknown keys with the nearest valid one.
+func (k *keyChecker) keys(path string, m map[string]any, fields map[string]reflect.Type) {
+	for _, key := range sortedMapKeys(m) {
+		ft, ok := fields[key]
+		if !ok {
+			names := sortedFieldNames(fields)
+			if s := suggest(key, names); s != "" {
+				k.bad(join(path, key), "unknown key, did you mean %s?", s)
+			} else {
+				k.bad(join(path, key), "unknown key (valid keys: %s)", strings.Join(names, ", "))
+			}
+			continue
+		}
+		k.value(join(path, key), m[key], ft)
+	}
+}
+
+// duration: a Go duration string (5s, 250ms); a bare 0 is zero.
+func (k *keyChecker) duration(path string, v any) {
+	switch v := v.(type) {
+	case string:
+		if _, err := time.ParseDuration(v); err != nil {
+			k.bad(path, "must be a duration such as 5s or 250ms, got %q", v)
+		}
+	case int, int64, uint64, float64:
+		if n, ok := wholeNumber(v); !ok || n != 0 {
+			k.bad(path, "must be a duration with a unit, such as 5s or 250ms, got %v", v)
+		}
+	default:
+		k.bad(path, "must be a duration such as 5s or 250ms, got %s", describe(v))
+	}
+}
+
+// toolCall: an expected_tool_calls item is a tool name or a one-key map tool: expression.
+func (k *keyChecker) toolCall(path string, v any) {
+	switch v := v.(type) {
+	case string:
+	case map[string]any:
+		if len(v) != 1 {
+			k.bad(path, "an expected_tool_calls item is a tool name or a one-key map `tool: expression`, got keys %s",
+				strings.Join(sortedMapKeys(v), ", "))
+			return
+		}
+		for tool, expr := range v {
+			switch expr.(type) {
+			case nil, string, bool, int, int64, uint64, float64:
+			default:
+				k.bad(join(path, tool), "the expression must be a string, got %s", describe(expr))
+			}
+		}
+	default:
+		k.bad(path, "must be a tool name or a one-key map `tool: expression`, got %s", describe(v))
+	}
+}
+
+// children: expected_child_agents is keyed by agent name; each entry is a child spec.
+func (k *keyChecker) children(path string, v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		k.bad(path, "must be a map from agent name to assertions, got %s", describe(v))
+		return
+	}
+	for _, name := range sortedMapKeys(m) {
+		spec := m[name]
+		if _, ok := spec.(map[string]any); !ok && spec != nil {
+			k.bad(join(path, name), "must be a map of assertions (%s), got %s",
+				strings.Join(sortedFieldNames(fieldsOf(childSpecType)), ", "), describe(spec))
+			continue
+		}
+		k.value(join(path, name), spec, childSpecType)
+	}
+}
+
+// fieldsOf lists the keys of a struct: the mapstructure tag, or the seed tag where
+// mapstructure is "-" (seed-000 steps decode themselves by it); squashed structs lend
+// their keys.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("mapstructure")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			if seed := f.Tag.Get("seed"); seed != "" {
+				out[seed] = f.Type
+			}
+			continue
+		}
+		if strings.Contains(","+opts+",", ",squash,") {
+			for n, ft := range fieldsOf(f.Type) {
+				out[n] = ft
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+// suggest is the valid key nearest to key: the same but for case and separators
+// (max_invocations, MaxInvocations), else the closest by edit distance (a transposition is
+// one edit) within about one edit in five characters.
+func suggest(key string, names []string) string {
+	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
+	for _, n := range names {
+		if norm(n) == norm(key) {
+			return n
+		}
+	}
+	best, bestD := "", math.MaxInt
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD <= 1+len(key)/5 {
+		return best
+	}
+	return ""
+}
+
+// editDistance is the optimal string alignment distance (Levenshtein plus adjacent
+// transpositions) between a and b, over bytes (keys are ASCII).
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+// wholeNumber is v as an integer when it is one (YAML gives int; 3.0 counts).
+func wholeNumber(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, n == math.Trunc(n) && !math.IsInf(n, 0)
+	}
+	return 0, false
+}
+
+// describe renders a user's value for a message: strings quoted, lists and maps by kind.
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a map"
+	case nil:
+		return "nothing"
+	}
+	return fmt.Sprint(v)
+}
+
+// kindWords names what a Go type takes, in the words of the walk's messages.
+func kindWords(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a map"
+	}
+	return "a value of another kind"
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedFieldNames(fields map[string]reflect.Type) []string {
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

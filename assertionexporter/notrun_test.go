@@ -1,0 +1,57 @@
+package assertionexporter
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+// TestMisspelledAgentIsVisible: every rule that names an agent that did not run (here
+// weather_specialst, for the weather_specialist of the real ADK capture) says so with the
+// agents that ran; a rule that needs the run fails, one that measures it is skipped, one
+// that forbids it passes; the skipped results are counted by case, step and outcome.
+func TestMisspelledAgentIsVisible(t *testing.T) {
+	const typo = "weather_specialst"
+	one, zero := 1, 0
+	tokens := int64(8000)
+	h := newHarness(t, &Config{LogVerdicts: LogNone, Cases: []rules.CaseConfig{{
+		Name: "typo",
+		Steps: []rules.StepConfig{
+			{Action: rules.ActionTopology},
+			{Action: rules.ActionDelegation, Name: "delegates", AgentName: typo, FromAgent: "triage"},
+			{Action: rules.ActionDelegation, Name: "never_delegates", AgentName: typo, MinInvocations: &zero, MaxInvocations: &zero},
+			{Action: rules.ActionBudget, Name: "budget", AgentName: typo, MaxTokens: &tokens},
+			{Action: rules.ActionContext, Name: "context", FromAgent: "triage", ToAgent: typo, ForbiddenPatterns: []string{`\d{16}`}},
+			{Action: rules.ActionRubrics, Name: "rubrics", ToAgent: typo, Rubrics: []string{rules.AxisScope}, DeterministicOnly: true},
+		},
+		TestFields: rules.TestFields{AgentExpectations: rules.AgentExpectations{
+			ExpectedChildAgents: rules.NewChildAgents(map[string]*rules.ChildAgentSpec{typo: {ExpectedTriggered: &one}}),
+		}},
+	}}})
+	ctx := context.Background()
+	require.NoError(t, h.exp.ConsumeTraces(ctx, readCapture(t, "google-adk-ok")))
+	require.NoError(t, h.exp.Shutdown(ctx))
+
+	const note = "agent weather_specialst did not run; agents that ran: triage, weather_specialist"
+	got := map[string]string{}
+	for _, r := range h.results(t) {
+		got[r.Step] = string(r.Outcome) + ": " + r.Message
+	}
+	require.Equal(t, map[string]string{
+		"ASSERT_AGENT_TOPOLOGY#1": "pass: topology ok: 2 agent invocations, 1 handoffs, depth 1, cycles none",
+		"delegates":               "fail: expected triage delegating to weather_specialst at least 1 times, saw 0 times; " + note,
+		"never_delegates":         "pass: any agent delegated to weather_specialst 0 times; " + note,
+		"budget":                  "skipped: " + note + "; nothing to budget",
+		"context":                 "fail: no handoff from triage to weather_specialst in this trace; " + note,
+		"rubrics.ScopeFidelity":   "skipped: no handoff any agent -> weather_specialst in this trace: nothing to grade; " + note,
+		"expected_child_agents.weather_specialst.expected_triggered": "fail: expected agent triage to trigger weather_specialst 1 times, saw 0 times; " + note,
+	}, got)
+
+	counts := evaluations(t, h.tt)
+	require.Equal(t, int64(1), counts[[3]string{"typo", "budget", "skipped"}])
+	require.Equal(t, int64(1), counts[[3]string{"typo", "rubrics.ScopeFidelity", "skipped"}])
+	require.Equal(t, int64(1), counts[[3]string{"typo", "delegates", "fail"}])
+}
