@@ -576,6 +576,7 @@ var (
 var handoffDetections = map[string]bool{
 	agentgraph.DetectHandoffSpan: true, agentgraph.DetectTransferTool: true,
 	agentgraph.DetectParentPointer: true, agentgraph.DetectInferredSibling: true,
+	agentgraph.DetectCommandGoto: true,
 }
 
 func isSeedTrigger(name string) bool { return name == "trigger_agent" || name == "trigger_agent_at" }
@@ -603,6 +604,8 @@ func triggerTarget(tc *agentgraph.ToolCall) string {
 func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trigger {
 	var out []*trigger
 	via := map[*agentgraph.Span]bool{}
+	// Trigger and transfer calls are delegation calls in the model, not tool calls.
+	calls := append(append([]*agentgraph.ToolCall(nil), inv.DelegationCalls...), inv.ToolCalls...)
 	for _, e := range inv.Out {
 		if e.Via != nil {
 			via[e.Via] = true
@@ -610,9 +613,9 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 		if e.To.Name != name {
 			continue
 		}
-		t := &trigger{edge: e, receiver: e.To, args: e.Reason, spanID: e.To.Span.ID.String(), start: uint64(e.To.Span.Span.StartTimestamp())}
+		t := &trigger{edge: e, receiver: e.To, args: e.Payload, spanID: e.To.Span.ID.String(), start: uint64(e.To.Span.Span.StartTimestamp())}
 		if e.Via != nil {
-			for _, tc := range inv.ToolCalls {
+			for _, tc := range calls {
 				if tc.Span == e.Via {
 					t.call = tc
 					t.start = uint64(tc.Span.Span.StartTimestamp())
@@ -622,7 +625,7 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 		t.fireAndForget, t.why = fireAndForget(e, t.call)
 		out = append(out, t)
 	}
-	for _, tc := range inv.ToolCalls {
+	for _, tc := range calls {
 		if via[tc.Span] || triggerTarget(tc) != name {
 			continue
 		}
