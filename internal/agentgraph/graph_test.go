@@ -123,9 +123,10 @@ func TestGoldenHandoffs(t *testing.T) {
 // rewrite cannot silently change them.
 func TestExpectedEdges(t *testing.T) {
 	want := map[string][]string{
-		"google-adk-ok":         {"triage -> weather_specialist (transfer_tool)"},
-		"google-adk-agent-tool": {"triage -> weather_specialist (agent_as_tool)"},
-		"google-adk-tool-error": {"triage -> weather_specialist (transfer_tool)"},
+		"google-adk-ok":            {"triage -> weather_specialist (transfer_tool)"},
+		"google-adk-agent-tool":    {"triage -> weather_specialist (agent_as_tool)"},
+		"google-adk-tool-error":    {"triage -> weather_specialist (transfer_tool)"},
+		"google-adk-transfer-text": {"triage -> weather_specialist (transfer_tool)"},
 		// Strands swarm: the swarm and its nodes are wrappers, not agents; the handoff is the
 		// routing call (strands_structured_output naming weather_specialist).
 		"strands-ok":                {"triage -> weather_specialist (transfer_tool)"},
