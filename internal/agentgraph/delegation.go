@@ -516,8 +516,8 @@ func (g *Graph) recoverArgs(chains Chains) {
 		for _, list := range [][]*ToolCall{inv.ToolCalls, inv.DelegationCalls} {
 			for _, tc := range list {
 				g.work++
-				if tc.Params() != nil {
-					continue
+				if t := strings.TrimSpace(tc.Args.Text); tc.Args.Found() && strings.HasPrefix(t, "{") {
+					continue // an argument object (parsed only when asked: most calls never are)
 				}
 				llm := requestingLLM(inv, tc.Span, &g.work)
 				if llm == nil {
