@@ -12,8 +12,8 @@ var transferByName = regexp.MustCompile(`^(?:transfer_to|handoff_to)_(.+)$`)
 
 // Argument keys that name the target agent of a transfer call: Google ADK
 // transfer_to_agent{agentName}, Strands handoff_to_agent{agent_name} and swarm structured
-// output {agentId}, CrewAI delegation {coworker}.
-var transferArgKeys = []string{"agentName", "agent_name", "agentId", "agent_id", "agent", "coworker"}
+// output {agentId}, CrewAI delegation {coworker}, Claude Agent SDK Task {subagent_type}.
+var transferArgKeys = []string{"agentName", "agent_name", "agentId", "agent_id", "agent", "coworker", "subagent_type"}
 
 // Keys that point a receiving agent at the agent that handed off to it (OpenInference and
 // traceAI graph nodes, OpenLLMetry's OpenAI-Agents hooks).

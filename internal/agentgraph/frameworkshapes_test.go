@@ -403,3 +403,22 @@ func TestDraftGenAIHandoffAttributes(t *testing.T) {
 		require.Equal(t, "a -> b", g.Edges[0].From.Name+" -> "+g.Edges[0].To.Name)
 	})
 }
+
+// TestDecoratorToolParams: OpenLLMetry's @tool decorator records its input as
+// {"args": [...], "kwargs": {...}}: the keyword arguments are the params.
+func TestDecoratorToolParams(t *testing.T) {
+	g := Build([16]byte{1}, handMade(
+		spanSpec{id: 1, name: "researcher.agent", attrs: map[string]any{"traceloop.span.kind": "agent", "traceloop.entity.name": "researcher"}},
+		spanSpec{id: 2, parent: 1, name: "search.tool", start: 1, attrs: map[string]any{
+			"traceloop.span.kind": "tool", "traceloop.entity.name": "search",
+			"traceloop.entity.input": `{"args":[],"kwargs":{"query":"weather in Paris"}}`,
+		}},
+		spanSpec{id: 3, parent: 1, name: "fetch.tool", start: 2, attrs: map[string]any{
+			"traceloop.span.kind": "tool", "traceloop.entity.name": "fetch",
+			"traceloop.entity.input": `{"args":["https://example.test"],"kwargs":{"timeout":5}}`,
+		}},
+	), Options{})
+	calls := g.Invocations[0].ToolCalls
+	require.Equal(t, map[string]any{"query": "weather in Paris"}, calls[0].Params())
+	require.Equal(t, map[string]any{"timeout": float64(5), "args": []any{"https://example.test"}}, calls[1].Params())
+}

@@ -89,9 +89,33 @@ type ToolCall struct {
 // most tool calls are never asked.
 func (tc *ToolCall) Params() map[string]any {
 	if !tc.paramsParsed {
-		tc.params, tc.paramsParsed = parseObject(tc.Args.Text), true
+		tc.params, tc.paramsParsed = decoratorKwargs(parseObject(tc.Args.Text)), true
 	}
 	return tc.params
+}
+
+// decoratorKwargs unwraps OpenLLMetry's decorator input {"args": [...], "kwargs": {...}}
+// (traceloop.entity.input of a @tool function) to the keyword arguments, keeping any
+// positional ones under "args"; other objects are returned as they are.
+func decoratorKwargs(m map[string]any) map[string]any {
+	kwargs, ok := m["kwargs"].(map[string]any)
+	if !ok || len(m) > 2 {
+		return m
+	}
+	args, hasArgs := m["args"]
+	if len(m) == 2 && !hasArgs {
+		return m
+	}
+	out := make(map[string]any, len(kwargs)+1)
+	for k, v := range kwargs {
+		out[k] = v
+	}
+	if list, ok := args.([]any); ok && len(list) > 0 {
+		if _, clash := out["args"]; !clash {
+			out["args"] = list
+		}
+	}
+	return out
 }
 
 // Rollup is what an agent spent.
