@@ -210,8 +210,10 @@ func (g *Graph) commandEdges(firstAfter func(string, *Span, *Invocation) *Invoca
 			if recv == nil || recv == sender {
 				continue
 			}
-			g.addEdge(&Edge{From: sender, To: recv, Detection: DetectCommandGoto, Via: c.s,
-				Reason: resolve(c.s.Span, Chain{"output.value"}, nil)})
+			g.addEdge(&Edge{
+				From: sender, To: recv, Detection: DetectCommandGoto, Via: c.s,
+				Reason: resolve(c.s.Span, Chain{"output.value"}, nil),
+			})
 		}
 	}
 }
