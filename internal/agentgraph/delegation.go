@@ -265,20 +265,30 @@ func (g *Graph) dispatchPayloads(chains Chains) {
 			places = llmOutputPlaces(chains)
 		}
 		llm := requestingLLM(e.From, e.Via, &g.work)
-		if llm == nil || !requests(llm, e.Via.call.Name) {
-			// An LLM span whose response does not hold the call is no witness of what was
-			// said with it (Mastra's model_generation spans the whole multi-step run).
+		if llm == nil {
 			continue
 		}
 		resp := resolve(llm.Span, places, nil)
-		if !resp.Found() {
+		if !resp.Found() || !mayHoldText(resp.Text) {
 			continue
 		}
-		if text := responseText(resp.Text); text != "" {
+		// An LLM span whose response does not hold the call is no witness of what was said
+		// with it (Mastra's model_generation spans the whole multi-step run).
+		if text := responseText(resp.Text); text != "" && requests(llm, e.Via.call.Name) {
 			e.Said = Value{Text: text, Source: "llm:" + resp.Source}
 			e.Payload = payloadOf(e.Reason, e.Said)
 		}
 	}
+}
+
+// mayHoldText is a cheap pre-check for responseText: plain text, or JSON with a text or
+// content key (most dispatching responses hold only the call).
+func mayHoldText(raw string) bool {
+	t := strings.TrimSpace(raw)
+	if t == "" || (t[0] != '{' && t[0] != '[' && t[0] != '"') {
+		return t != ""
+	}
+	return strings.Contains(t, `text"`) || strings.Contains(t, `content"`) // "text", "0.message.content"
 }
 
 // requests reports whether the LLM span's response asked for a call of the tool.
