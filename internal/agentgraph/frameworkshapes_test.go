@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
 )
 
 // The framework shapes of issue 11 (behaviours 1-6 and 8), each on a real capture of
@@ -421,4 +423,18 @@ func TestDecoratorToolParams(t *testing.T) {
 	calls := g.Invocations[0].ToolCalls
 	require.Equal(t, map[string]any{"query": "weather in Paris"}, calls[0].Params())
 	require.Equal(t, map[string]any{"timeout": float64(5), "args": []any{"https://example.test"}}, calls[1].Params())
+}
+
+// TestWorkflowWrapper: an OTel invoke_workflow span around a supervisor's runs is a
+// wrapper holding them, not an agent; the supervisor's runs are all RootRuns.
+func TestWorkflowWrapper(t *testing.T) {
+	g := BuildAll(agentgraphtest.SupervisorLoop(3), Options{})[0]
+	require.Equal(t, []string{"supervisor", "worker", "supervisor", "worker", "supervisor", "worker"}, names(g.Invocations))
+	require.Len(t, g.Wrappers, 1)
+	w := g.Wrappers[0]
+	require.Equal(t, WrapperWorkflow, w.Kind)
+	require.Equal(t, "LangGraph", w.Name.Text)
+	require.Equal(t, []string{"supervisor", "supervisor", "supervisor"}, names(w.Members), "workers run inside their supervisor, not in the wrapper directly")
+	require.Equal(t, w.Members, g.RootRuns)
+	require.Equal(t, 1, g.Depth)
 }
