@@ -195,8 +195,9 @@ func TestStepsOnRealCaptures(t *testing.T) {
 func TestSelectionAndMarks(t *testing.T) {
 	cases := []rules.CaseConfig{
 		{Name: "adk_only", When: `service_name == "realclient-google-adk"`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
-		// agentgraph names a Strands swarm by its id (weather_swarm in this capture).
-		{Name: "swarm_rooted", When: `root_agent == "weather_swarm" && "weather_specialist" in agents`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+		// A Strands swarm is a wrapper, not an agent: the root agent is the first agent the
+		// swarm ran (triage in this capture), and the swarm is never among the agents.
+		{Name: "swarm_rooted", When: `root_agent == "triage" && "weather_specialist" in agents && !("weather_swarm" in agents) && service_name == "realclient-strands"`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
 		{Name: "every_agent_trace", Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
 		{Name: "bad_lookup", When: `attributes["no.such.key"] == "x"`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
 	}

@@ -24,8 +24,10 @@ const (
 const ScopeName = "github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
 
 var operationRoles = map[string]Role{
-	"invoke_agent": RoleAgent, "invoke_swarm": RoleAgent, "invoke_graph": RoleAgent,
-	"create_agent": RoleOther, "invoke_workflow": RoleWorkflow,
+	// Orchestration wrappers group agents but never delegate: Strands' swarm and graph
+	// (invoke_swarm / invoke_graph, and execute_node per node), OTel's invoke_workflow.
+	"invoke_agent": RoleAgent, "invoke_swarm": RoleWorkflow, "invoke_graph": RoleWorkflow,
+	"execute_node": RoleWorkflow, "create_agent": RoleOther, "invoke_workflow": RoleWorkflow,
 	"execute_tool": RoleTool,
 	"chat":         RoleLLM, "text_completion": RoleLLM, "generate_content": RoleLLM,
 	"completion": RoleLLM, "generate": RoleLLM,
@@ -62,7 +64,8 @@ var oiHandoff = regexp.MustCompile(`^handoff to (.+)$`)
 // attributes once into a roleAttrs instead of scanning them once per key.
 var roleKeys = func() map[string]int {
 	keys := []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target",
-		"langgraph.command.goto_node", "gen_ai.transfer.target.name", "gen_ai.operation.name",
+		"langgraph.command.goto_node", "gen_ai.transfer.target.name", "gen_ai.agent.handoff.target.name",
+		"gen_ai.operation.name",
 		"openinference.span.kind", "gen_ai.span.kind", "fi.span.kind", "agent_name",
 		"gen_ai.tool.name", "gen_ai.tool.call.id", "tool.name", "ai.toolCall.name",
 		"gen_ai.request.model", "gen_ai.response.model", "llm.model_name"}
@@ -117,7 +120,13 @@ func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 	if ra.has("gen_ai.transfer.target.name") {
 		return RoleTool, "gen_ai.transfer.target.name"
 	}
-	if op := ra.str("gen_ai.operation.name"); op != "" {
+	op := ra.str("gen_ai.operation.name")
+	// The draft GenAI handoff attributes: on a span of their own (not an agent run nor a
+	// tool call, which read them as evidence) they make it an explicit handoff span.
+	if ra.has("gen_ai.agent.handoff.target.name") && op != "invoke_agent" && op != "execute_tool" {
+		return RoleHandoff, "gen_ai.agent.handoff.target.name"
+	}
+	if op != "" {
 		if r, ok := operationRoles[op]; ok {
 			return r, "gen_ai.operation.name"
 		}
@@ -244,17 +253,28 @@ var (
 	}
 )
 
-// agentName resolves an agent span's name. Strands names every swarm and graph "swarm" /
-// "graph" in gen_ai.agent.name and puts the configured id in gen_ai.agent.id: the id is
-// what tells two swarms apart, so it wins there.
+// agentName resolves an agent span's name.
 func agentName(s ptrace.Span, chains Chains) Value {
+	return nameFrom(s, chains.AgentName, agentNameFromSpan)
+}
+
+// wrapperName names an orchestration wrapper. Strands names every swarm and graph "swarm"
+// / "graph" in gen_ai.agent.name and puts the configured id in gen_ai.agent.id (a node's
+// id is its agent's name): the id is what tells two apart, so it wins there.
+func wrapperName(s ptrace.Span) Value {
 	switch attrStr(s, "gen_ai.operation.name") {
-	case "invoke_swarm", "invoke_graph":
-		if id := attrStr(s, "gen_ai.agent.id"); id != "" {
-			return Value{Text: id, Source: "gen_ai.agent.id"}
+	case "invoke_swarm", "invoke_graph", "execute_node":
+		for _, key := range []string{"gen_ai.agent.id", "gen_ai.agent.name"} {
+			if v := attrStr(s, key); v != "" {
+				return Value{Text: v, Source: key}
+			}
+		}
+	case "invoke_workflow":
+		if v := attrStr(s, "gen_ai.workflow.name"); v != "" {
+			return Value{Text: v, Source: "gen_ai.workflow.name"}
 		}
 	}
-	return nameFrom(s, chains.AgentName, agentNameFromSpan)
+	return Value{Text: s.Name(), Source: "span.name.verbatim"}
 }
 
 // nameFrom resolves an agent or tool name: the chain first, then span-name patterns, then

@@ -12,12 +12,17 @@ var transferByName = regexp.MustCompile(`^(?:transfer_to|handoff_to)_(.+)$`)
 
 // Argument keys that name the target agent of a transfer call: Google ADK
 // transfer_to_agent{agentName}, Strands handoff_to_agent{agent_name} and swarm structured
-// output {agentId}, CrewAI delegation {coworker}.
-var transferArgKeys = []string{"agentName", "agent_name", "agentId", "agent_id", "agent", "coworker"}
+// output {agentId}, CrewAI delegation {coworker}, Claude Agent SDK Task {subagent_type}.
+var transferArgKeys = []string{"agentName", "agent_name", "agentId", "agent_id", "agent", "coworker", "subagent_type"}
 
 // Keys that point a receiving agent at the agent that handed off to it (OpenInference and
 // traceAI graph nodes, OpenLLMetry's OpenAI-Agents hooks).
 var parentPointerKeys = []string{"graph.node.parent_id", "gen_ai.agent.graph.parent_node_id", "gen_ai.agent.handoff_parent"}
+
+// The draft GenAI keys by which a receiving agent run names its sender: the handoff source
+// of the invoke_agent span, and the caller of a remote agent (gen_ai.invoke_agent.caller).
+// They point at an agent by name; a run nested under that agent is left to nesting.
+var draftSenderKeys = []string{"gen_ai.agent.handoff.source.name", "gen_ai.caller.name"}
 
 // parentPointerEdges links receivers that name their sender. CrewAI's parent_id is the
 // previous agent of the crew list, not a delegator, so its scope is skipped.
@@ -47,6 +52,21 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 					Reason: Value{Source: SourceNone}})
 			}
 			break
+		}
+		if inv.In != nil {
+			continue
+		}
+		for _, key := range draftSenderKeys {
+			name := attrStr(inv.Span.Span, key)
+			if name == "" || (inv.Span.owner != nil && inv.Span.owner.Name == name) {
+				continue
+			}
+			g.work++
+			if sender := latestBefore(byName[name], inv.Span); sender != nil && sender != inv {
+				g.addEdge(&Edge{From: sender, To: inv, Detection: DetectParentPointer,
+					Reason: Value{Source: SourceNone}, Mode: attrStr(inv.Span.Span, "gen_ai.transfer.mode")})
+				break
+			}
 		}
 	}
 }
@@ -202,26 +222,33 @@ func (g *Graph) detectEdges(chains Chains) {
 	}
 
 	for _, inv := range g.Invocations {
-		for _, tc := range inv.ToolCalls {
+		for _, tc := range inv.DelegationCalls {
 			g.work++
-			target, ok := transferTarget(tc, known)
-			if !ok {
+			if tc.Delegation != DelegationTransfer {
 				continue
 			}
-			recv := firstAfter(target, tc.Span, inv)
-			if recv == nil {
-				g.Unresolved = append(g.Unresolved, tc)
-				continue
-			}
-			e := &Edge{From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Reason: tc.Args}
-			if c, ok := tc.Params()["context"]; ok && c != nil {
-				if t := jsonText(c); !absent(t) {
-					e.Context = Value{Text: t, Source: tc.Args.Source + ".context"}
+			unresolved := len(tc.Targets) == 0
+			for _, target := range tc.Targets {
+				recv := firstAfter(target, tc.Span, inv)
+				if recv == nil {
+					unresolved = true
+					continue
 				}
+				e := &Edge{From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Reason: tc.Args,
+					Mode: attrStr(tc.Span.Span, "gen_ai.transfer.mode")}
+				if c, ok := tc.Params()["context"]; ok && c != nil {
+					if t := jsonText(c); !absent(t) {
+						e.Context = Value{Text: t, Source: tc.Args.Source + ".context"}
+					}
+				}
+				g.addEdge(e)
 			}
-			g.addEdge(e)
+			if unresolved {
+				g.Unresolved = append(g.Unresolved, tc)
+			}
 		}
 	}
+	g.commandEdges(firstAfter)
 
 	g.parentPointerEdges(byName)
 	g.spanLinkEdges(chains)
@@ -239,9 +266,13 @@ func (g *Graph) detectEdges(chains Chains) {
 				e.Reason = p.call.Args
 			}
 		}
+		if e.Via != nil {
+			e.Mode = attrStr(e.Via.Span, "gen_ai.transfer.mode")
+		}
 		g.addEdge(e)
 	}
 	g.inferSiblingEdges()
+	g.dispatchPayloads(chains)
 	sort.SliceStable(g.Edges, func(i, j int) bool { return g.Edges[i].To.Index < g.Edges[j].To.Index })
 	for _, inv := range g.Invocations {
 		sort.SliceStable(inv.Out, func(i, j int) bool { return inv.Out[i].To.Index < inv.Out[j].To.Index })
@@ -318,6 +349,7 @@ func (g *Graph) rollup() {
 			r.OutputTokens += inv.Span.OutputTokens
 		}
 		r.ToolCalls = len(inv.ToolCalls)
+		r.DelegationCalls = len(inv.DelegationCalls)
 	}
 	for _, s := range g.Spans {
 		g.work++
@@ -376,6 +408,14 @@ func (g *Graph) measure() {
 		if isRoot(inv) {
 			g.Root = inv
 			break
+		}
+	}
+	if g.Root != nil {
+		for _, inv := range g.Invocations[g.Root.Index:] {
+			g.work++
+			if inv.Name == g.Root.Name && isRoot(inv) {
+				g.RootRuns = append(g.RootRuns, inv)
+			}
 		}
 	}
 	g.Depth = g.maxDepth

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -41,6 +42,9 @@ type Span struct {
 	viaTool *Span
 	// call is the ToolCall of a tool span with an owner.
 	call *ToolCall
+	// group is the nearest orchestration wrapper span above this one with no agent span in
+	// between (nil: none); see wrappers.go.
+	group *Span
 	// llmBelow is true when an LLM span sits anywhere below this span; llmBelowOwn when
 	// one sits below it without an agent span in between (a wrapped, double-counted call).
 	llmBelow, llmBelowOwn bool
@@ -70,6 +74,12 @@ type ToolCall struct {
 	Name   string
 	Args   Value
 	Result Value
+	// Delegation is set on a call that hands work to another agent instead of doing it
+	// (see delegation.go): DelegationTransfer, DelegationRouting or DelegationAgentTool.
+	// Such calls are in Invocation.DelegationCalls, never in Invocation.ToolCalls.
+	Delegation string
+	// Targets names the agents a delegation call hands off to, when it names them.
+	Targets []string
 
 	params       map[string]any
 	paramsParsed bool
@@ -79,9 +89,33 @@ type ToolCall struct {
 // most tool calls are never asked.
 func (tc *ToolCall) Params() map[string]any {
 	if !tc.paramsParsed {
-		tc.params, tc.paramsParsed = parseObject(tc.Args.Text), true
+		tc.params, tc.paramsParsed = decoratorKwargs(parseObject(tc.Args.Text)), true
 	}
 	return tc.params
+}
+
+// decoratorKwargs unwraps OpenLLMetry's decorator input {"args": [...], "kwargs": {...}}
+// (traceloop.entity.input of a @tool function) to the keyword arguments, keeping any
+// positional ones under "args"; other objects are returned as they are.
+func decoratorKwargs(m map[string]any) map[string]any {
+	kwargs, ok := m["kwargs"].(map[string]any)
+	if !ok || len(m) > 2 {
+		return m
+	}
+	args, hasArgs := m["args"]
+	if len(m) == 2 && !hasArgs {
+		return m
+	}
+	out := make(map[string]any, len(kwargs)+1)
+	for k, v := range kwargs {
+		out[k] = v
+	}
+	if list, ok := args.([]any); ok && len(list) > 0 {
+		if _, clash := out["args"]; !clash {
+			out["args"] = list
+		}
+	}
+	return out
 }
 
 // Rollup is what an agent spent.
@@ -91,8 +125,11 @@ type Rollup struct {
 	TotalTokens  int64   `json:"total_tokens"`
 	DurationMs   float64 `json:"duration_ms"`
 	ToolCalls    int     `json:"tool_calls"`
-	LLMCalls     int     `json:"llm_calls"`
-	Errors       int     `json:"errors"`
+	// DelegationCalls counts the calls that handed work to another agent (transfer,
+	// routing and agent-as-tool calls): handoff evidence, not in ToolCalls.
+	DelegationCalls int `json:"delegation_calls,omitempty"`
+	LLMCalls        int `json:"llm_calls"`
+	Errors          int `json:"errors"`
 	// DurationUnknown counts the agent spans of the rollup whose duration is unknown (they
 	// end before they start, or never end): DurationMs then covers only the others, and
 	// the true duration is unknown. DurationUnknownSpan is the first of them, in start
@@ -110,7 +147,11 @@ type Invocation struct {
 	Output       Value
 	AllowedTools []string
 	AllowedFrom  string
-	ToolCalls    []*ToolCall
+	// ToolCalls are the agent's own tool calls, in start order; DelegationCalls the calls
+	// that handed work to another agent (transfer, routing and agent-as-tool calls), which
+	// are handoff evidence and never tool calls.
+	ToolCalls       []*ToolCall
+	DelegationCalls []*ToolCall
 	// In is the edge that started this invocation (nil for a root invocation).
 	In      *Edge
 	Out     []*Edge
@@ -143,12 +184,14 @@ type RemoteRef struct {
 
 // Detection says what evidence produced an edge, strongest first.
 const (
-	DetectHandoffSpan     = "handoff_span"
-	DetectTransferTool    = "transfer_tool"
-	DetectParentPointer   = "parent_pointer"
-	DetectSpanLink        = "span_link"
-	DetectAgentAsTool     = "agent_as_tool"
-	DetectNesting         = "nesting"
+	DetectHandoffSpan   = "handoff_span"
+	DetectTransferTool  = "transfer_tool"
+	DetectParentPointer = "parent_pointer"
+	DetectSpanLink      = "span_link"
+	DetectAgentAsTool   = "agent_as_tool"
+	DetectNesting       = "nesting"
+	// DetectCommandGoto: a LangGraph node returned Command(goto=...) naming the receiver.
+	DetectCommandGoto     = "command_goto"
 	DetectInferredSibling = "inferred_sibling"
 )
 
@@ -163,6 +206,15 @@ type Edge struct {
 	Reason Value
 	// Context is the "context" argument of a transfer call, when the framework passes one.
 	Context Value
+	// Said is the text the sender emitted in the LLM response that issued the dispatch call
+	// (Google ADK's transfer_to_agent with a message), when there was any.
+	Said Value
+	// Payload is what crossed the handoff: Reason, plus Said when the sender said anything
+	// with the call (see delegation.go payloadOf).
+	Payload Value
+	// Mode is the draft GenAI gen_ai.transfer.mode of the dispatch (return_to_caller or
+	// pass_control), when the framework recorded it.
+	Mode string
 	// Inferred is true when the edge rests on timing alone (sibling order).
 	Inferred bool
 }
@@ -173,8 +225,15 @@ type Graph struct {
 	Spans       []*Span
 	Invocations []*Invocation
 	Edges       []*Edge
-	// Root is the earliest invocation nobody handed off to.
+	// Root is the earliest invocation nobody handed off to (orchestration wrappers are not
+	// invocations: the root of a swarm is the first agent it ran).
 	Root *Invocation
+	// RootRuns are every top-level run (nobody handed off to it) of the root agent's name, in
+	// start order: a supervisor resumed as new runs is one logical agent.
+	RootRuns []*Invocation
+	// Wrappers are the orchestration wrappers (swarms, graphs, their nodes, workflows) that
+	// group agent runs, in start order; see wrappers.go.
+	Wrappers []*Wrapper
 	// RootSpan is the trace's root span (no parent), or the earliest top-level span.
 	RootSpan *Span
 	Depth    int
@@ -251,6 +310,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.refineRoles()
 	g.remoteAgentStubs()
 	g.assignOwners()
+	g.collectWrappers()
 	g.collect(chains)
 	g.detectEdges(chains)
 	g.rollup()
@@ -406,12 +466,13 @@ func (g *Graph) collect(chains Chains) {
 		}
 		inv.Input = resolve(inv.Span.Span, chains.Input, first)
 		inv.Output = resolve(inv.Span.Span, chains.Output, last)
-		tools := resolve(inv.Span.Span, chains.AllowedTools, first)
-		if tools.Found() {
+		if tools := resolve(inv.Span.Span, chains.AllowedTools, first); tools.Found() {
 			inv.AllowedTools = toolNames(tools.Text)
 			inv.AllowedFrom = tools.Source
 		}
 	}
+	g.splitDelegations()
+	g.recoverArgs(chains)
 }
 
 // parseObject parses a JSON object, or returns nil.
@@ -426,28 +487,67 @@ func parseObject(s string) map[string]any {
 	return m
 }
 
-// toolNames reads tool names from a list of names or of tool definitions in the OTel
-// ({"name": ...}) or OpenAI ({"function": {"name": ...}}) schema.
+// toolNames reads tool names from a list of names or of tool definitions: the OTel
+// ({"name": ...}) or OpenAI ({"function": {"name": ...}}) schema, Google ADK's
+// {"functionDeclarations": [...]}, definitions serialized as JSON strings (Vercel AI SDK's
+// ai.prompt.tools, Microsoft Agent Framework), and OpenInference's flattened
+// llm.tools.N.tool.json_schema keys (an object of JSON strings, in key order).
 func toolNames(s string) []string {
-	var items []any
-	if json.Unmarshal([]byte(s), &items) != nil {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
 		return nil
 	}
 	var names []string
-	for _, it := range items {
-		switch v := it.(type) {
+	seen := map[string]bool{}
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > 6 {
+			return
+		}
+		switch x := v.(type) {
 		case string:
-			names = append(names, v)
+			if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") {
+				var inner any
+				if json.Unmarshal([]byte(t), &inner) == nil {
+					walk(inner, depth+1)
+				}
+				return
+			}
+			add(x)
+		case []any:
+			for _, it := range x {
+				walk(it, depth+1)
+			}
 		case map[string]any:
-			if n, ok := v["name"].(string); ok {
-				names = append(names, n)
-			} else if f, ok := v["function"].(map[string]any); ok {
-				if n, ok := f["name"].(string); ok {
-					names = append(names, n)
+			switch {
+			case x["functionDeclarations"] != nil:
+				walk(x["functionDeclarations"], depth+1)
+			case x["function"] != nil:
+				if f, ok := x["function"].(map[string]any); ok {
+					if n, ok := f["name"].(string); ok {
+						add(n)
+					}
+				}
+			case x["name"] != nil:
+				if n, ok := x["name"].(string); ok {
+					add(n)
+				}
+			default:
+				if depth == 0 { // flattened indexed keys: one definition per value
+					for _, k := range sortedKeys(x) {
+						walk(x[k], depth+1)
+					}
 				}
 			}
 		}
 	}
+	walk(v, 0)
 	return names
 }
 

@@ -29,6 +29,9 @@ const (
 	AttrError          = "handoff.error"
 	AttrReceiverErrors = "handoff.receiver.errors"
 	AttrParentID       = "handoff.parent_id"
+	// AttrTransferMode is the draft GenAI gen_ai.transfer.mode of the dispatch
+	// (return_to_caller | pass_control), when the framework recorded one.
+	AttrTransferMode = "handoff.transfer_mode"
 	// AttrSpanKind marks the span for traceAI-style consumers (fi.span.kind = HANDOFF).
 	AttrSpanKind = "fi.span.kind"
 	// SourceSuffix is appended to a content key to name the chain place it came from;
@@ -207,7 +210,7 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	if _, exists := attrs.Get(AttrInferred); overwrite || !exists {
 		attrs.PutBool(AttrInferred, e.Inferred)
 	}
-	putValue(AttrScopePrompt, e.To.Input)
+	putValue(AttrScopePrompt, scopePrompt(e))
 	if e.To.AllowedTools != nil {
 		if _, exists := attrs.Get(AttrAllowedTools); overwrite || !exists {
 			tools := attrs.PutEmptySlice(AttrAllowedTools)
@@ -222,6 +225,9 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	}
 	if e.Reason.Found() {
 		putValue(AttrReason, e.Reason)
+	}
+	if e.Mode != "" {
+		put(AttrTransferMode, e.Mode)
 	}
 	putValue(AttrReturnValue, e.To.Output)
 	if errInfo := handoffError(e); errInfo != nil {

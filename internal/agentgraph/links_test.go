@@ -95,7 +95,10 @@ func TestCrossServiceTrace(t *testing.T) {
 	require.Equal(t, "realclient-google-adk", svc.Str())
 	require.Equal(t, "execute_tool get_weather", hello.In.Via.Span.Name(), "the tool that made the HTTP call")
 	// Each side keeps its own tool calls; the subtree of the caller holds the remote work.
-	require.Len(t, ws.ToolCalls, 2)
+	// The call that reached the remote agent is a delegation call (agent as tool), not one
+	// of weather_specialist's tool calls.
+	require.Len(t, ws.ToolCalls, 1)
+	require.Len(t, ws.DelegationCalls, 1)
 	require.Len(t, hello.ToolCalls, 1)
 	require.Equal(t, ws.Self.LLMCalls+hello.Self.LLMCalls, ws.Subtree.LLMCalls)
 	require.Equal(t, ws.Self.TotalTokens+hello.Self.TotalTokens, ws.Subtree.TotalTokens)

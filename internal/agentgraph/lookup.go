@@ -68,6 +68,9 @@ func lookupPlace(s ptrace.Span, place string) (string, bool) {
 	if prefix, ok := strings.CutSuffix(place, ".*"); ok {
 		return flattened(s.Attributes(), prefix)
 	}
+	if key, path, ok := strings.Cut(place, "#"); ok {
+		return jsonPath(s.Attributes(), key, path)
+	}
 	v, ok := s.Attributes().Get(place)
 	if !ok {
 		return "", false
@@ -170,4 +173,31 @@ func jsonField(attrs pcommon.Map, key, field string) (int64, bool) {
 	}
 	n, ok := m[field].(float64)
 	return int64(n), ok
+}
+
+// jsonPath resolves KEY#a.b: the value at the dotted path inside the JSON object held in
+// attribute KEY (Google ADK's gcp.vertex.agent.llm_request#config.tools), rendered as text.
+func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
+	v, ok := attrs.Get(key)
+	if !ok || v.Type() != pcommon.ValueTypeStr || !strings.Contains(v.Str(), `"`+path[strings.LastIndex(path, ".")+1:]+`"`) {
+		return "", false
+	}
+	var cur any
+	if json.Unmarshal([]byte(v.Str()), &cur) != nil {
+		return "", false
+	}
+	for _, seg := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if cur, ok = m[seg]; !ok {
+			return "", false
+		}
+	}
+	t := jsonText(cur)
+	if absent(t) {
+		return "", false
+	}
+	return t, true
 }

@@ -37,6 +37,7 @@ func (a *envelope) addSelf(inv *Invocation) {
 	a.r.OutputTokens += s.OutputTokens
 	a.r.TotalTokens += s.TotalTokens
 	a.r.ToolCalls += s.ToolCalls
+	a.r.DelegationCalls += s.DelegationCalls
 	a.r.LLMCalls += s.LLMCalls
 	a.r.Errors += s.Errors
 	if inv.Span.DurationUnknown {
@@ -62,6 +63,7 @@ func (a *envelope) merge(b *envelope) {
 	a.r.OutputTokens += b.r.OutputTokens
 	a.r.TotalTokens += b.r.TotalTokens
 	a.r.ToolCalls += b.r.ToolCalls
+	a.r.DelegationCalls += b.r.DelegationCalls
 	a.r.LLMCalls += b.r.LLMCalls
 	a.r.Errors += b.r.Errors
 	a.r.DurationUnknown += b.r.DurationUnknown

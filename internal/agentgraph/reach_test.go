@@ -38,6 +38,7 @@ func naiveSubtree(inv *Invocation) Rollup {
 		r.OutputTokens += s.OutputTokens
 		r.TotalTokens += s.TotalTokens
 		r.ToolCalls += s.ToolCalls
+		r.DelegationCalls += s.DelegationCalls
 		r.LLMCalls += s.LLMCalls
 		r.Errors += s.Errors
 		if o.Span.DurationUnknown {

@@ -80,9 +80,11 @@ func (inv *Invocation) AwaitingApproval() bool {
 	if hasEvent(inv.Span.Span, EventAwaitingApproval) {
 		return true
 	}
-	for _, tc := range inv.ToolCalls {
-		if hasEvent(tc.Span.Span, EventAwaitingApproval) {
-			return true
+	for _, calls := range [][]*ToolCall{inv.ToolCalls, inv.DelegationCalls} {
+		for _, tc := range calls {
+			if hasEvent(tc.Span.Span, EventAwaitingApproval) {
+				return true // an approval asked on a tool call, or on a transfer
+			}
 		}
 	}
 	return false

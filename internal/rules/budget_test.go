@@ -71,17 +71,19 @@ func TestBudgetUnknownDuration(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			td := readCapture(t, "strands-ok")
 			setEnd(t, td, broken, tt.end)
-			for _, agent := range []string{"weather_specialist", "weather_swarm"} {
+			// triage is the swarm's first agent (the swarm itself is a wrapper, not an
+			// agent): its subtree holds weather_specialist.
+			for _, agent := range []string{"weather_specialist", "triage"} {
 				r := budgetResult(t, td, StepConfig{Action: ActionBudget, AgentName: agent, MaxDurationMs: limit(1000)})
 				require.Equal(t, Error, r.Outcome, r.Message)
 				require.Contains(t, r.Message, "the duration is unknown because span "+broken+" "+tt.why)
 				require.Contains(t, r.Actual, "duration unknown (span "+broken+" "+tt.why+")")
 			}
-			// The swarm's known spans already took 34 ms: over a 10 ms budget whatever
-			// the broken span did.
-			r := budgetResult(t, td, StepConfig{Action: ActionBudget, AgentName: "weather_swarm", MaxDurationMs: limit(10)})
+			// triage's own span already took 13.79 ms: over a 10 ms budget whatever the
+			// broken span did.
+			r := budgetResult(t, td, StepConfig{Action: ActionBudget, AgentName: "triage", MaxDurationMs: limit(10)})
 			require.Equal(t, Fail, r.Outcome, r.Message)
-			require.Contains(t, r.Message, "took at least 34.38ms, over maxDurationMs 10 (span "+broken+" "+tt.why+")")
+			require.Contains(t, r.Message, "took at least 13.79ms, over maxDurationMs 10 (span "+broken+" "+tt.why+")")
 			// A budget without maxDurationMs is not affected.
 			calls := 6
 			r = budgetResult(t, td, StepConfig{Action: ActionBudget, AgentName: "weather_specialist", MaxToolCalls: &calls})

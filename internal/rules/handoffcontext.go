@@ -244,7 +244,8 @@ func (cc *contextCheck) violations(ctx context.Context, e *agentgraph.Edge) []st
 		return nil
 	}
 	at := fmt.Sprintf("handoff %s -> %s (span %s)", e.From.Name, e.To.Name, e.To.Span.ID)
-	content := strings.Join([]string{e.To.Input.Text, e.Reason.Text, e.Context.Text}, "\n")
+	// Payload is the dispatch's arguments plus what the sender said with them.
+	content := strings.Join([]string{e.To.Input.Text, e.Payload.Text, e.Context.Text}, "\n")
 	var out []string
 	for _, re := range cc.required {
 		if !re.MatchString(content) {

@@ -191,7 +191,8 @@ func TestScopeFidelityIdentifierTokens(t *testing.T) {
 	step := StepConfig{FromAgent: "triage", Rubrics: []string{AxisScope}}
 	r := rubricResults(t, captureGraph(t, "testdata/captures/adk-scope-ok.json"), step, Options{})["triage->booking_specialist/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
-	require.Equal(t, "score 1: allowed tools n/a, context supplied pass", r.Actual)
+	// ADK records the offered tools in its llm_request (config.tools): checked, and kept to.
+	require.Equal(t, "score 1: allowed tools pass, context supplied pass", r.Actual)
 
 	r = rubricResults(t, captureGraph(t, "testdata/captures/adk-scope-fabricated.json"), step, Options{})["triage->booking_specialist/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)

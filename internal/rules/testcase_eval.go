@@ -572,6 +572,7 @@ var transferByName = agentgraph.TransferNamePattern()
 var handoffDetections = map[string]bool{
 	agentgraph.DetectHandoffSpan: true, agentgraph.DetectTransferTool: true,
 	agentgraph.DetectParentPointer: true, agentgraph.DetectInferredSibling: true,
+	agentgraph.DetectCommandGoto: true,
 }
 
 // triggersOf lists the triggers of the agent called name by inv, in start order: every
@@ -580,6 +581,8 @@ var handoffDetections = map[string]bool{
 func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trigger {
 	var out []*trigger
 	via := map[*agentgraph.Span]bool{}
+	// Trigger and transfer calls are delegation calls in the model, not tool calls.
+	calls := append(append([]*agentgraph.ToolCall(nil), inv.DelegationCalls...), inv.ToolCalls...)
 	for _, e := range inv.Out {
 		if e.Via != nil {
 			via[e.Via] = true
@@ -587,7 +590,7 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 		if e.To.Name != name {
 			continue
 		}
-		t := &trigger{edge: e, receiver: e.To, args: e.Reason, spanID: e.To.Span.ID.String(), start: uint64(e.To.Span.Start())}
+		t := &trigger{edge: e, receiver: e.To, args: e.Payload, spanID: e.To.Span.ID.String(), start: uint64(e.To.Span.Start())}
 		if tc := viaCall(e); tc != nil && tc.Span.Owner() == inv {
 			t.call = tc // the sender's own call carried the trigger
 			t.start = uint64(tc.Span.Start())
@@ -595,7 +598,7 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 		t.fireAndForget, t.why = fireAndForget(e, t.call)
 		out = append(out, t)
 	}
-	for _, tc := range inv.ToolCalls {
+	for _, tc := range calls {
 		if via[tc.Span] || tc.TriggerTarget() != name {
 			continue
 		}

@@ -1,0 +1,580 @@
+package agentgraph
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Delegation calls are tool calls that hand work to another agent instead of doing it:
+// transfer calls (transfer_to_agent, transfer_to_<x>, handoff tools, a LangGraph tool whose
+// result is a Command(goto=...), the draft GenAI transfer attributes), Strands' swarm routing
+// calls (strands_structured_output) and agent-as-tool calls. They are handoff evidence and
+// kept in Invocation.DelegationCalls, so Invocation.ToolCalls and the ToolCalls rollups hold
+// only the agent's own work.
+
+// Delegation kinds (ToolCall.Delegation).
+const (
+	// DelegationTransfer hands control to the agent it names.
+	DelegationTransfer = "transfer"
+	// DelegationRouting is a swarm's routing decision (Strands' strands_structured_output):
+	// it hands off when it names an agent, else it ends the swarm with its message.
+	DelegationRouting = "routing"
+	// DelegationAgentTool runs another agent as the tool (the receiver runs under it).
+	DelegationAgentTool = "agent_as_tool"
+)
+
+// strandsRouting is the tool a Strands swarm node answers through: its arguments name the
+// next agent (agentId) or carry the final message.
+const strandsRouting = "strands_structured_output"
+
+// splitDelegations marks the delegation calls of every invocation and moves them from
+// ToolCalls to DelegationCalls (both stay in start order).
+func (g *Graph) splitDelegations() {
+	known := make(map[string]bool, len(g.Invocations))
+	for _, inv := range g.Invocations {
+		known[inv.Name] = true
+	}
+	// Agent-as-tool: the tool span a sub-agent runs under (unless the call is a transfer,
+	// the stronger evidence, marked below).
+	for _, inv := range g.Invocations {
+		g.work++
+		if p := inv.Span.viaTool; p != nil && p.call != nil && inv.Span.owner != nil {
+			p.call.Delegation = DelegationAgentTool
+			if !slices.Contains(p.call.Targets, inv.Name) {
+				p.call.Targets = append(p.call.Targets, inv.Name)
+			}
+		}
+	}
+	for _, inv := range g.Invocations {
+		if len(inv.ToolCalls) == 0 {
+			continue
+		}
+		own := make([]*ToolCall, 0, len(inv.ToolCalls))
+		for _, tc := range inv.ToolCalls {
+			g.work++
+			if targets, ok := transferTargets(tc, known); ok {
+				tc.Delegation, tc.Targets = DelegationTransfer, targets
+			} else if tc.Delegation == "" {
+				switch {
+				case attrStr(tc.Span.Span, "gen_ai.tool.type") == "AgentTool":
+					// ADK's AgentTool whose agent run is not under it (not in this trace).
+					tc.Delegation, tc.Targets = DelegationAgentTool, []string{tc.Name}
+				case tc.Name == strandsRouting && inSwarm(inv):
+					tc.Delegation = DelegationRouting
+				}
+			}
+			if tc.Delegation != "" {
+				inv.DelegationCalls = append(inv.DelegationCalls, tc)
+			} else {
+				own = append(own, tc)
+			}
+		}
+		inv.ToolCalls = own
+	}
+}
+
+// transferTargets returns the agents a tool call transfers to, if it is a transfer call:
+// the draft GenAI transfer attributes, a LangGraph Command(goto=...) result, then the
+// name and argument rules of transferTarget. A transfer naming no agent has no targets.
+func transferTargets(tc *ToolCall, known map[string]bool) ([]string, bool) {
+	for _, key := range []string{"gen_ai.transfer.target.name", "gen_ai.agent.handoff.target.name"} {
+		if v := attrStr(tc.Span.Span, key); v != "" {
+			return []string{v}, true
+		}
+	}
+	if goto_ := commandGoto(tc.Result.Text); len(goto_) > 0 {
+		return goto_, true
+	}
+	target, ok := transferTarget(tc, known)
+	if !ok {
+		return nil, false
+	}
+	if target == "" {
+		return nil, true
+	}
+	return []string{target}, true
+}
+
+// commandGoto reads the node names of LangGraph Command(goto=...) objects serialized in s
+// ({"lg_name":"Command","goto":"x" | ["x", ...] | [{"lg_name":"Send","node":"x"}]}), at any
+// depth (OpenInference wraps a tool's Command in {"output": ...}). Nil when there is none.
+func commandGoto(s string) []string {
+	if !strings.Contains(s, `"lg_name"`) || !strings.Contains(s, `"Command"`) {
+		return nil
+	}
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > 8 {
+			return
+		}
+		switch x := v.(type) {
+		case []any:
+			for _, it := range x {
+				walk(it, depth+1)
+			}
+		case map[string]any:
+			if x["lg_name"] == "Command" {
+				out = append(out, gotoNames(x["goto"])...)
+				return // its update holds messages, not commands
+			}
+			for _, k := range sortedKeys(x) {
+				walk(x[k], depth+1)
+			}
+		}
+	}
+	walk(v, 0)
+	return out
+}
+
+func gotoNames(v any) []string {
+	switch x := v.(type) {
+	case string:
+		if x != "" && x != "__end__" {
+			return []string{x}
+		}
+	case []any:
+		var out []string
+		for _, it := range x {
+			out = append(out, gotoNames(it)...)
+		}
+		return out
+	case map[string]any: // Send(node, arg)
+		if n, ok := x["node"].(string); ok {
+			return gotoNames(n)
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// commandEdges links the LangGraph nodes that returned Command(goto=...) from a span that
+// is not a tool call (tool calls are transfer calls, linked with the others): a node
+// function routing the graph. The sender is the agent the node is (an agent span) or runs
+// in. A Command seen on a span is skipped when one below it (the same Command bubbling up
+// through its parents) was already seen, within one agent.
+func (g *Graph) commandEdges(firstAfter func(string, *Span, *Invocation) *Invocation) {
+	below := map[*Span]bool{}
+	type found struct {
+		s       *Span
+		targets []string
+	}
+	var cmds []found
+	for i := len(g.preorder) - 1; i >= 0; i-- {
+		s := g.preorder[i]
+		g.work++
+		var targets []string
+		if s.Role == RoleTool {
+			if s.call != nil {
+				targets = commandGoto(s.call.Result.Text)
+			}
+		} else if out := attrStr(s.Span, "output.value"); out != "" {
+			targets = commandGoto(out)
+		}
+		has := len(targets) > 0
+		if has && s.Role != RoleTool && !below[s] {
+			cmds = append(cmds, found{s, targets})
+		}
+		if (has || below[s]) && s.parent != nil && s.Role != RoleAgent {
+			below[s.parent] = true
+		}
+	}
+	// Start order, as every other detector.
+	for i := len(cmds) - 1; i >= 0; i-- {
+		c := cmds[i]
+		sender := c.s.owner
+		if c.s.Role == RoleAgent {
+			sender = g.invocationOf[c.s]
+		}
+		if sender == nil {
+			continue
+		}
+		for _, target := range c.targets {
+			g.work++
+			recv := firstAfter(target, c.s, sender)
+			if recv == nil || recv == sender {
+				continue
+			}
+			g.addEdge(&Edge{
+				From: sender, To: recv, Detection: DetectCommandGoto, Via: c.s,
+				Reason: resolve(c.s.Span, Chain{"output.value"}, nil),
+			})
+		}
+	}
+}
+
+// requestingLLM is the LLM call of inv whose response issued the tool call: the tool
+// span's nearest LLM ancestor under inv's span (Google ADK), else inv's latest LLM call
+// that started at or before it.
+func requestingLLM(inv *Invocation, tool *Span, work *int) *Span {
+	for p := tool.parent; p != nil && p != inv.Span; p = p.parent {
+		*work++
+		if p.Role == RoleLLM {
+			return p
+		}
+		if p.Role == RoleAgent {
+			break
+		}
+	}
+	t := tool.Span.StartTimestamp()
+	i := sort.Search(len(inv.llms), func(i int) bool { return inv.llms[i].Span.StartTimestamp() > t })
+	if i == 0 {
+		return nil
+	}
+	return inv.llms[i-1]
+}
+
+// llmOutputPlaces are the output chain's places on an LLM span (its llm: entries).
+func llmOutputPlaces(chains Chains) Chain {
+	var out Chain
+	for _, p := range chains.Output {
+		if rest, ok := strings.CutPrefix(p, "llm:"); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// dispatchPayloads fills Said and Payload of every edge: the text the sender's LLM response
+// carried with the dispatch call (a transfer or agent-as-tool call), and what crossed the
+// handoff (Reason, plus Said).
+func (g *Graph) dispatchPayloads(chains Chains) {
+	var places Chain
+	for _, e := range g.Edges {
+		g.work++
+		e.Payload = e.Reason
+		if e.Via == nil || e.Via.Role != RoleTool || e.From.Remote != nil || e.Via.call == nil || e.Via.call.Delegation == "" {
+			continue
+		}
+		if places == nil {
+			places = llmOutputPlaces(chains)
+		}
+		llm := requestingLLM(e.From, e.Via, &g.work)
+		if llm == nil {
+			continue
+		}
+		resp := resolve(llm.Span, places, nil)
+		if !resp.Found() || !mayHoldText(resp.Text) {
+			continue
+		}
+		// An LLM span whose response does not hold the call is no witness of what was said
+		// with it (Mastra's model_generation spans the whole multi-step run).
+		if text := responseText(resp.Text); text != "" && requests(llm, e.Via.call.Name) {
+			e.Said = Value{Text: text, Source: "llm:" + resp.Source}
+			e.Payload = payloadOf(e.Reason, e.Said)
+		}
+	}
+}
+
+// mayHoldText is a cheap pre-check for responseText: plain text, or JSON with a text or
+// content key (most dispatching responses hold only the call).
+func mayHoldText(raw string) bool {
+	t := strings.TrimSpace(raw)
+	if t == "" || (t[0] != '{' && t[0] != '[' && t[0] != '"') {
+		return t != ""
+	}
+	return strings.Contains(t, `text"`) || strings.Contains(t, `content"`) // "text", "0.message.content"
+}
+
+// requests reports whether the LLM span's response asked for a call of the tool.
+func requests(llm *Span, tool string) bool {
+	for _, r := range requestedCalls(llm) {
+		if r.name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// payloadOf joins a dispatch's arguments and what the sender said with them: a JSON object
+// of arguments gets the text under "text" (or "sender_text" when the arguments have a
+// "text"), other arguments get it on a line of its own.
+func payloadOf(reason, said Value) Value {
+	if !said.Found() {
+		return reason
+	}
+	if !reason.Found() {
+		return said
+	}
+	source := reason.Source + "+" + said.Source
+	if m := parseObject(reason.Text); m != nil {
+		key := "text"
+		if _, ok := m[key]; ok {
+			key = "sender_text"
+		}
+		m[key] = said.Text
+		if b, err := json.Marshal(m); err == nil {
+			return Value{Text: string(b), Source: source}
+		}
+	}
+	return Value{Text: reason.Text + "\n" + said.Text, Source: source}
+}
+
+// scopePrompt is what a HANDOFF span carries as the receiver's scope prompt: its input,
+// preceded by what the sender said with the dispatch when the input does not hold it.
+func scopePrompt(e *Edge) Value {
+	in := e.To.Input
+	if !e.Said.Found() || strings.Contains(in.Text, e.Said.Text) {
+		return in
+	}
+	if !in.Found() {
+		return e.Said
+	}
+	return Value{Text: e.Said.Text + "\n\n" + in.Text, Source: e.Said.Source + "+" + in.Source}
+}
+
+// Keys whose values are calls, call arguments or metadata, never text the model said.
+var nonTextKeys = map[string]bool{
+	"functionCall": true, "function_call": true, "tool_calls": true, "tool_call": true,
+	"toolUse": true, "toolCall": true, "toolCalls": true, "args": true, "arguments": true,
+	"input": true, "functionResponse": true, "usageMetadata": true, "usage_metadata": true,
+	"response_metadata": true, "additional_kwargs": true, "invalid_tool_calls": true,
+	"reasoning": true, "id": true, "role": true, "finishReason": true, "finish_reason": true,
+}
+
+// Part types that are calls, not text (OTel parts, Strands blocks, Vercel, Anthropic).
+var callPartTypes = map[string]bool{
+	"tool_call": true, "toolUse": true, "tool_use": true, "tool-call": true, "function_call": true,
+	"tool_call_response": true, "toolResult": true, "tool_result": true,
+}
+
+// responseText is the text an LLM response holds besides its calls, in any of the shapes
+// the output chain finds: plain text, OTel output messages (parts of type text), Google ADK
+// content parts, Strands content blocks, OpenInference flattened output messages and
+// LangChain generations. Strings under "text" and "content" keys are gathered, each once,
+// outside call objects.
+func responseText(raw string) string {
+	var v any
+	if json.Unmarshal([]byte(raw), &v) != nil {
+		return strings.TrimSpace(raw)
+	}
+	if s, ok := v.(string); ok {
+		return strings.TrimSpace(s)
+	}
+	var parts []string
+	seen := map[string]bool{}
+	var walk func(v any, key string, depth int)
+	walk = func(v any, key string, depth int) {
+		if depth > 12 {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			if t := strings.TrimSpace(x); t != "" && (key == "text" || key == "content") && !seen[t] {
+				seen[t] = true
+				parts = append(parts, t)
+			}
+		case []any:
+			for _, it := range x {
+				walk(it, key, depth+1)
+			}
+		case map[string]any:
+			if t, _ := x["type"].(string); callPartTypes[t] {
+				return
+			}
+			for _, k := range sortedKeys(x) {
+				segs := strings.Split(k, ".")
+				skip := false
+				for _, seg := range segs {
+					if nonTextKeys[seg] {
+						skip = true
+						break
+					}
+				}
+				if !skip {
+					walk(x[k], segs[len(segs)-1], depth+1)
+				}
+			}
+		}
+	}
+	walk(v, "", 0)
+	return strings.Join(parts, "\n")
+}
+
+// requestedCall is one tool call an LLM response asked for.
+type requestedCall struct {
+	id, name, args string
+	source         string
+	used           bool
+}
+
+// Places on an LLM span that list the calls its response asked for, in order of trust.
+var requestPlaces = Chain{
+	"gen_ai.output.messages", "event:gen_ai.client.inference.operation.details:gen_ai.output.messages",
+	"gcp.vertex.agent.llm_response", "event:gen_ai.choice:message", "output.value",
+	"llm.output_messages.*", "ai.response.toolCalls", "gen_ai.completion",
+}
+
+// requestedCalls lists the calls an LLM span's response asked for: the first place of
+// requestPlaces that holds any.
+func requestedCalls(llm *Span) []*requestedCall {
+	for _, place := range requestPlaces {
+		raw, ok := lookupPlace(llm.Span, place)
+		if !ok || !strings.Contains(raw, "name") {
+			continue
+		}
+		var v any
+		if json.Unmarshal([]byte(raw), &v) != nil {
+			continue
+		}
+		var out []*requestedCall
+		seen := map[string]bool{}
+		add := func(id, name string, args any) {
+			if name == "" {
+				return
+			}
+			if id != "" {
+				if seen[id+"\x00"+name] {
+					return
+				}
+				seen[id+"\x00"+name] = true
+			}
+			out = append(out, &requestedCall{id: id, name: name, args: jsonText(args), source: "llm:" + place})
+		}
+		collectCalls(v, add, 0)
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// collectCalls finds call objects in a decoded response: {name|toolName, args|arguments|
+// input, id|toolUseId|toolCallId}, OpenAI's {id, function: {name, arguments}}, and
+// OpenInference's flattened N.message.tool_calls.M.tool_call.function.name keys.
+func collectCalls(v any, add func(id, name string, args any), depth int) {
+	if depth > 12 {
+		return
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, it := range x {
+			collectCalls(it, add, depth+1)
+		}
+	case map[string]any:
+		if f, ok := x["function"].(map[string]any); ok {
+			if n, ok := f["name"].(string); ok {
+				id, _ := x["id"].(string)
+				add(id, n, f["arguments"])
+				return
+			}
+		}
+		name, _ := x["name"].(string)
+		if name == "" {
+			name, _ = x["toolName"].(string)
+		}
+		if name != "" {
+			for _, ak := range []string{"args", "arguments", "input"} {
+				if a, ok := x[ak]; ok {
+					var id string
+					for _, ik := range []string{"id", "toolUseId", "toolCallId", "tool_call_id"} {
+						if s, ok := x[ik].(string); ok && s != "" {
+							id = s
+							break
+						}
+					}
+					add(id, name, a)
+					return
+				}
+			}
+		}
+		keys := sortedKeys(x)
+		flat := false
+		for _, k := range keys {
+			if prefix, ok := strings.CutSuffix(k, ".tool_call.function.name"); ok {
+				flat = true
+				n, _ := x[k].(string)
+				id, _ := x[prefix+".tool_call.id"].(string)
+				add(id, n, x[prefix+".tool_call.function.arguments"])
+			}
+		}
+		if flat {
+			return
+		}
+		for _, k := range keys {
+			collectCalls(x[k], add, depth+1)
+		}
+	}
+}
+
+// Attributes a tool span names its call id in.
+var callIDKeys = []string{"gen_ai.tool.call.id", "tool_call.id", "tool.id", "ai.toolCall.id"}
+
+// toolCallIDInResult finds a LangChain ToolMessage's tool_call_id in a tool's result.
+var toolCallIDInResult = regexp.MustCompile(`"tool_call_id"\s*:\s*"([^"]+)"`)
+
+// recoverArgs gives tool calls whose span recorded no argument object (OpenInference's
+// LangChain tool spans record a single argument's bare value, "Paris") the arguments the
+// requesting LLM response asked for: the call of the same id, else the first unused call
+// of the same name, in the invocation's latest LLM call that started before the tool.
+func (g *Graph) recoverArgs(chains Chains) {
+	cache := map[*Span][]*requestedCall{}
+	for _, inv := range g.Invocations {
+		for _, list := range [][]*ToolCall{inv.ToolCalls, inv.DelegationCalls} {
+			for _, tc := range list {
+				g.work++
+				if t := strings.TrimSpace(tc.Args.Text); tc.Args.Found() && strings.HasPrefix(t, "{") {
+					continue // an argument object (parsed only when asked: most calls never are)
+				}
+				llm := requestingLLM(inv, tc.Span, &g.work)
+				if llm == nil {
+					continue
+				}
+				reqs, ok := cache[llm]
+				if !ok {
+					reqs = requestedCalls(llm)
+					cache[llm] = reqs
+				}
+				if req := matchRequest(tc, reqs); req != nil {
+					req.used = true
+					if m := parseObject(req.args); m != nil && len(m) > 0 {
+						tc.Args = Value{Text: req.args, Source: req.source}
+						tc.params, tc.paramsParsed = m, true
+					}
+				}
+			}
+		}
+	}
+}
+
+func matchRequest(tc *ToolCall, reqs []*requestedCall) *requestedCall {
+	id := ""
+	for _, key := range callIDKeys {
+		if id = attrStr(tc.Span.Span, key); id != "" {
+			break
+		}
+	}
+	if id == "" {
+		if m := toolCallIDInResult.FindStringSubmatch(tc.Result.Text); m != nil {
+			id = m[1]
+		}
+	}
+	if id != "" {
+		for _, r := range reqs {
+			if r.id == id && r.name == tc.Name {
+				return r
+			}
+		}
+	}
+	for _, r := range reqs {
+		if !r.used && r.name == tc.Name {
+			return r
+		}
+	}
+	return nil
+}
