@@ -131,7 +131,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 	// 1. The JSON-lines report: one result per (trace, case, step).
 	results := col.waitForResults(t, params.ReportPath, map[string]int{adk.traceID: 6, strands.traceID: 6})
 	checkResults(t, results, map[string]map[[2]string]wantResult{
-		adk.traceID:     expectedResults(adk, "2 agent invocations, 1 handoffs, depth 1, cycles none", 2, "0 times"),
+		adk.traceID: expectedResults(adk, "2 agent invocations, 1 handoffs, depth 1, cycles none", 2, "0 times"),
 		// The Strands swarm is a wrapper, not an agent: triage is the root, and the closing
 		// structured-output call is a routing call, not a tool call.
 		strands.traceID: expectedResults(strands, "2 agent invocations, 1 handoffs, depth 1, cycles none", 2, "0 times"),
