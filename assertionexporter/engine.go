@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -20,10 +21,11 @@ type Engine struct {
 	e *assertionExporter
 }
 
-// NewEngine builds an engine from a validated Config. graded (may be nil) receives the
-// results the judge decides later; without it they are still counted, logged and reported.
-func NewEngine(set component.TelemetrySettings, cfg *Config, graded GradedFunc) (*Engine, error) {
-	e, err := newEngine(set, cfg)
+// NewEngine builds an engine from a validated Config for the component id (its
+// self-telemetry carries connector = id). graded (may be nil) receives the results the
+// judge decides later; without it they are still counted, logged and reported.
+func NewEngine(set component.TelemetrySettings, id component.ID, cfg *Config, graded GradedFunc) (*Engine, error) {
+	e, err := newEngine(set, attribute.String(ConnectorAttr, id.String()), cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -58,12 +59,13 @@ type assertionExporter struct {
 var _ exporter.Traces = (*assertionExporter)(nil)
 
 func newExporter(set exporter.Settings, cfg *Config, opts ...judge.Option) (*assertionExporter, error) {
-	return newEngine(set.TelemetrySettings, cfg, opts...)
+	return newEngine(set.TelemetrySettings, attribute.String(ExporterAttr, set.ID.String()), cfg, opts...)
 }
 
-// newEngine builds the evaluation engine the exporter and the assertion connector share.
-func newEngine(set component.TelemetrySettings, cfg *Config, opts ...judge.Option) (*assertionExporter, error) {
-	tel, err := newTelemetry(set)
+// newEngine builds the evaluation engine the exporter and the assertion connector share;
+// id names the component on every self-telemetry data point.
+func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Config, opts ...judge.Option) (*assertionExporter, error) {
+	tel, err := newTelemetry(set, id)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func sharedFor(set connector.Settings, cfg *Config) (*shared, error) {
 		return s, nil
 	}
 	s := &shared{cfg: cfg, logger: set.Logger, memo: map[string]*memoEntry{}, pending: newPendingHandoff()}
-	engine, err := assertionexporter.NewEngine(set.TelemetrySettings, &cfg.Assertions, s.graded)
+	engine, err := assertionexporter.NewEngine(set.TelemetrySettings, set.ID, &cfg.Assertions, s.graded)
 	if err != nil {
 		return nil, err
 	}
