@@ -14,7 +14,7 @@ import (
 
 // connectorParams fills testdata/connector.yaml.tmpl.
 type connectorParams struct {
-	HTTPPort, HealthPort              int
+	HTTPPort, HealthPort             int
 	SpansPath, LogsPath, MetricsPath string
 }
 
