@@ -34,10 +34,33 @@ const tracesDir = "../../testdata/traces"
 // processor in front of the connector releases them.
 func released(t *testing.T, files ...string) ptrace.Traces {
 	t.Helper()
+	return releasedWith(t, nil, files...)
+}
+
+// failingAgent makes the runs of agent fail (span status ERROR), before release.
+func failingAgent(agent string) func(ptrace.Traces) {
+	return func(td ptrace.Traces) {
+		for _, g := range agentgraph.BuildAll(td, agentgraph.Options{}) {
+			for _, inv := range g.Invocations {
+				if inv.Name == agent {
+					inv.Span.Span.Status().SetCode(ptrace.StatusCodeError)
+					inv.Span.Span.Status().SetMessage("weather service unavailable")
+				}
+			}
+		}
+	}
+}
+
+// releasedWith is released with the captures changed by mutate first.
+func releasedWith(t *testing.T, mutate func(ptrace.Traces), files ...string) ptrace.Traces {
+	t.Helper()
 	out := ptrace.NewTraces()
 	for _, f := range files {
 		td, err := spanfile.ReadAll(filepath.Join(tracesDir, f))
 		require.NoError(t, err)
+		if mutate != nil {
+			mutate(td)
+		}
 		for _, g := range agentgraph.BuildAll(td, agentgraph.Options{}) {
 			agentgraph.AppendHandoffs(g, td, agentgraph.ContentPolicy{})
 		}
@@ -392,27 +415,30 @@ func histCounts(m pmetric.Metric, keys ...string) map[string]uint64 {
 	return out
 }
 
+// TestFailedEdges: a handoff whose receiver run errored counts in
+// traces_service_graph_request_failed_total and under failed=true.
 func TestFailedEdges(t *testing.T) {
-	in := released(t, "openai-agents-tool-error.json")
 	h := newHarness(t, weatherConfig(t))
-	h.consume(t, in)
+	h.consume(t, releasedWith(t, failingAgent("weather_specialist"), "google-adk-ok.json", "strands-ok.json"))
+	h.consume(t, released(t, "google-adk-ok.json"))
 	h.shutdown(t)
 	m := lastMetrics(t, h.metrics)
-	total := m[MetricEdgeTotal].Sum().DataPoints()
-	require.Positive(t, total.Len())
-	failed, ok := m[MetricEdgeFailedTotal]
-	if !ok {
-		// The capture's receiver run does not error itself (the tool does): no failed edge.
-		for i := 0; i < total.Len(); i++ {
-			v, _ := total.At(i).Attributes().Get(AttrFailed)
-			require.False(t, v.Bool())
+	count := func(name string) map[string]int64 {
+		out := map[string]int64{}
+		dps := m[name].Sum().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			out[attrKey(dps.At(i).Attributes(), AttrClient, AttrServer, AttrFailed)] = dps.At(i).IntValue()
 		}
-		return
+		return out
 	}
-	for i := 0; i < failed.Sum().DataPoints().Len(); i++ {
-		v, _ := failed.Sum().DataPoints().At(i).Attributes().Get(AttrFailed)
-		require.True(t, v.Bool())
-	}
+	require.Equal(t, map[string]int64{
+		"client=triage server=weather_specialist failed=true ":  2,
+		"client=triage server=weather_specialist failed=false ": 1,
+		"client=weather_swarm server=triage failed=false ":      1,
+	}, count(MetricEdgeTotal))
+	require.Equal(t, map[string]int64{
+		"client=triage server=weather_specialist failed=true ": 2,
+	}, count(MetricEdgeFailedTotal))
 }
 
 func TestCardinalityFold(t *testing.T) {
