@@ -34,7 +34,6 @@ func TestComponentLifecycle(t *testing.T) {
 		createFn func(ctx context.Context, set connector.Settings, cfg component.Config) (component.Component, error)
 		name     string
 	}{
-
 		{
 			name: "traces_to_logs",
 			createFn: func(ctx context.Context, set connector.Settings, cfg component.Config) (component.Component, error) {

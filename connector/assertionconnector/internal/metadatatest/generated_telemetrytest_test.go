@@ -10,8 +10,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
-	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
 	"go.opentelemetry.io/collector/component/componenttest"
+
+	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
 )
 
 func TestSetupTelemetry(t *testing.T) {
