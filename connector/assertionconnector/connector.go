@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
@@ -39,6 +40,7 @@ type shared struct {
 	logger *zap.Logger
 	engine *assertionexporter.Engine
 	tb     *metadata.TelemetryBuilder
+	self   selfAttrs
 	stamp  *stamper
 
 	mu sync.Mutex
@@ -76,7 +78,10 @@ func sharedFor(set connector.Settings, cfg *Config) (*shared, error) {
 	if s, ok := registry[cfg]; ok {
 		return s, nil
 	}
-	s := &shared{cfg: cfg, logger: set.Logger, memo: map[string]*memoEntry{}, pending: newPendingHandoff()}
+	s := &shared{
+		cfg: cfg, logger: set.Logger, memo: map[string]*memoEntry{}, pending: newPendingHandoff(),
+		self: selfAttrs{id: attribute.String(assertionexporter.ConnectorAttr, set.ID.String())},
+	}
 	engine, err := assertionexporter.NewEngine(set.TelemetrySettings, set.ID, &cfg.Assertions, s.graded)
 	if err != nil {
 		return nil, err
@@ -100,7 +105,7 @@ func (s *shared) attach(o *output) *output {
 		s.logs = o.logs
 	}
 	if o.metrics != nil && s.metrics == nil {
-		s.metrics = newAggregator(s.cfg, time.Now(), s.tb)
+		s.metrics = newAggregator(s.cfg, time.Now(), s.tb, s.self)
 	}
 	return o
 }
@@ -132,7 +137,7 @@ func (o *output) Start(ctx context.Context, host component.Host) error {
 	if err := s.engine.Start(ctx, host); err != nil {
 		return err
 	}
-	s.tb.ConnectorAssertionAgentsFolded.Add(ctx, 0)
+	s.tb.ConnectorAssertionAgentsFolded.Add(ctx, 0, s.self.with())
 	if s.metrics != nil {
 		s.flush = make(chan struct{})
 		s.loop.Add(1)
@@ -153,7 +158,7 @@ func (o *output) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	case o.logs != nil:
 		ld := buildLogs(verdicts, handoffSpansIn(td), time.Now())
 		if n := ld.LogRecordCount(); n > 0 {
-			o.s.tb.ConnectorAssertionLogRecords.Add(ctx, int64(n), phaseAttr(phaseNow))
+			o.s.tb.ConnectorAssertionLogRecords.Add(ctx, int64(n), o.s.self.phase(phaseNow))
 			return o.logs.ConsumeLogs(ctx, ld)
 		}
 	case o.metrics != nil:
@@ -179,9 +184,12 @@ func (s *shared) verdictsOf(ctx context.Context, td ptrace.Traces) []assertionex
 	s.mu.Unlock()
 
 	verdicts := s.engine.Evaluate(ctx, td)
-	handoffs := handoffSpansIn(td)
+	var handoffs map[pcommon.SpanID]bool // found only if a trace waits for the judge
 	for _, v := range verdicts {
 		if v.Pending > 0 {
+			if handoffs == nil {
+				handoffs = handoffSpansIn(td)
+			}
 			s.pending.remember(v.Graph, handoffs)
 		}
 	}
@@ -237,7 +245,7 @@ func (s *shared) graded(ctx context.Context, g *agentgraph.Graph, results []rule
 	}
 	ld := buildLogs([]assertionexporter.TraceVerdict{{Graph: g, Results: results}}, handoffs, time.Now())
 	if n := ld.LogRecordCount(); n > 0 {
-		s.tb.ConnectorAssertionLogRecords.Add(ctx, int64(n), phaseAttr(phaseGraded))
+		s.tb.ConnectorAssertionLogRecords.Add(ctx, int64(n), s.self.phase(phaseGraded))
 		if err := s.logs.ConsumeLogs(ctx, ld); err != nil {
 			s.logger.Warn("assertion connector: graded results were not accepted downstream", zap.Int("records", n), zap.Error(err))
 		}
@@ -278,11 +286,11 @@ func (s *shared) flushMetrics(ctx context.Context, now time.Time) {
 	}
 	s.mu.Unlock()
 	if err := next.ConsumeMetrics(ctx, md); err != nil {
-		s.tb.ConnectorAssertionMetricsFlushed.Add(ctx, 1, outcomeAttr("error"))
+		s.tb.ConnectorAssertionMetricsFlushed.Add(ctx, 1, s.self.outcome("error"))
 		s.logger.Warn("assertion connector: metrics were not accepted downstream", zap.Error(err))
 		return
 	}
-	s.tb.ConnectorAssertionMetricsFlushed.Add(ctx, 1, outcomeAttr("ok"))
+	s.tb.ConnectorAssertionMetricsFlushed.Add(ctx, 1, s.self.outcome("ok"))
 }
 
 // Shutdown: the first instance to shut down ends the engine (outstanding gradings become

@@ -455,7 +455,7 @@ func TestCardinalityFold(t *testing.T) {
 	require.Equal(t, map[string]uint64{
 		"client=triage server=weather_specialist ": 2, "client=other server=triage ": 1,
 	}, histCounts(m[MetricEdgeServerSecs], AttrClient, AttrServer))
-	metadatatest.AssertEqualConnectorAssertionAgentsFolded(t, h.tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorAssertionAgentsFolded(t, h.tt, []metricdata.DataPoint[int64]{{Value: 1, Attributes: selfSet()}}, metricdatatest.IgnoreTimestamp())
 }
 
 // TestEvaluatedOnce: three outputs, one evaluation per trace (the engine's self-telemetry
@@ -474,7 +474,7 @@ func TestEvaluatedOnce(t *testing.T) {
 	}
 	require.Equal(t, int64(2), total)
 	metadatatest.AssertEqualConnectorAssertionLogRecords(t, h.tt, []metricdata.DataPoint[int64]{
-		{Value: 12, Attributes: attribute.NewSet(attribute.String("phase", "now"))},
+		{Value: 12, Attributes: selfSet(attribute.String("phase", "now"))},
 	}, metricdatatest.IgnoreTimestamp())
 }
 
@@ -494,4 +494,10 @@ func TestStartShutdownAlone(t *testing.T) {
 		require.NoError(t, c.(connector.Traces).ConsumeTraces(context.Background(), released(t, "google-adk-ok.json")))
 		require.NoError(t, c.Shutdown(context.Background()))
 	}
+}
+
+// selfSet is an attribute set of the connector's self-telemetry: kvs plus its component id
+// (metadatatest.NewSettings names it "assertion").
+func selfSet(kvs ...attribute.KeyValue) attribute.Set {
+	return attribute.NewSet(append(kvs, attribute.String("connector", "assertion"))...)
 }

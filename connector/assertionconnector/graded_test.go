@@ -76,8 +76,8 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	})
 	require.Equal(t, handoffSpan, lr.SpanID().String(), "judged on the HANDOFF span")
 	metadatatest.AssertEqualConnectorAssertionLogRecords(t, h.tt, []metricdata.DataPoint[int64]{
-		{Value: 1, Attributes: attribute.NewSet(attribute.String("phase", "now"))},
-		{Value: 1, Attributes: attribute.NewSet(attribute.String("phase", "graded"))},
+		{Value: 1, Attributes: selfSet(attribute.String("phase", "now"))},
+		{Value: 1, Attributes: selfSet(attribute.String("phase", "graded"))},
 	}, metricdatatest.IgnoreTimestamp())
 
 	h.shutdown(t)

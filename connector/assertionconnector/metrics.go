@@ -101,6 +101,7 @@ type aggregator struct {
 	maxAgents int
 	agents    map[string]bool
 	tb        *metadata.TelemetryBuilder
+	self      selfAttrs
 	cfg       *assertionexporter.Config
 
 	results   map[resultKey]*sumPoint
@@ -114,10 +115,10 @@ type aggregator struct {
 	server    map[edgeKey]*histPoint
 }
 
-func newAggregator(cfg *Config, start time.Time, tb *metadata.TelemetryBuilder) *aggregator {
+func newAggregator(cfg *Config, start time.Time, tb *metadata.TelemetryBuilder, self selfAttrs) *aggregator {
 	return &aggregator{
 		start: pcommon.NewTimestampFromTime(start), maxAgents: cfg.MaxAgents, agents: map[string]bool{},
-		tb: tb, cfg: &cfg.Assertions,
+		tb: tb, self: self, cfg: &cfg.Assertions,
 		results: map[resultKey]*sumPoint{}, duration: map[string]*histPoint{}, tokens: map[tokenKey]*histPoint{},
 		toolCalls: map[string]*histPoint{}, llmCalls: map[string]*histPoint{}, budget: map[budgetKey]*histPoint{},
 		edges: map[edgeKey]*sumPoint{}, failed: map[edgeKey]*sumPoint{}, server: map[edgeKey]*histPoint{},
@@ -211,7 +212,7 @@ func (a *aggregator) add(ctx context.Context, verdicts []assertionexporter.Trace
 	}
 	a.mu.Unlock()
 	if folded > 0 {
-		a.tb.ConnectorAssertionAgentsFolded.Add(ctx, int64(folded))
+		a.tb.ConnectorAssertionAgentsFolded.Add(ctx, int64(folded), a.self.with())
 	}
 }
 

@@ -243,10 +243,18 @@ const (
 	phaseGraded = "graded"
 )
 
-func phaseAttr(phase string) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(attribute.String("phase", phase)))
+// selfAttrs are the attributes of one self-telemetry data point: kvs plus connector = the
+// component id, so two assertion connectors never share a series.
+type selfAttrs struct{ id attribute.KeyValue }
+
+func (a selfAttrs) with(kvs ...attribute.KeyValue) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(append(kvs, a.id)...))
 }
 
-func outcomeAttr(outcome string) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcome)))
+func (a selfAttrs) phase(phase string) metric.MeasurementOption {
+	return a.with(attribute.String("phase", phase))
+}
+
+func (a selfAttrs) outcome(outcome string) metric.MeasurementOption {
+	return a.with(attribute.String("outcome", outcome))
 }
