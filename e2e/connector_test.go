@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // connectorParams fills testdata/connector.yaml.tmpl.
@@ -100,6 +101,28 @@ func TestConnectorEndToEnd(t *testing.T) {
 		}
 	}
 
+	// Each result is a gen_ai.evaluation.result span event on its judged span.
+	events := evaluationEvents(t, p.SpansPath)
+	for _, c := range []capture{adk, strands} {
+		root := c.agentSpans["triage"]
+		if c.file == strands.file {
+			root = c.agentSpans["weather_swarm"]
+		}
+		want := map[string]int{root: 3, c.agentSpans["weather_specialist"]: 3}
+		for span, n := range want {
+			if got := events[c.traceID+" "+span]; got != n {
+				t.Errorf("%s: span %s has %d evaluation events, want %d", c.file, span, got, n)
+			}
+		}
+	}
+	total := 0
+	for _, n := range events {
+		total += n
+	}
+	if total != 12 {
+		t.Errorf("%d evaluation span events in all, want 12 (one per result)", total)
+	}
+
 	// 3. Metrics: the last (cumulative) flush holds the exact counts of the two traces.
 	m := col.waitForMetrics(t, p.MetricsPath, func(m connectorMetrics) bool {
 		return m.sums["handoff.assertion.results"].total() == 12 && m.hists["traces_service_graph_request_server_seconds"].total() == 3
@@ -152,6 +175,31 @@ func TestConnectorEndToEnd(t *testing.T) {
 		t.Error("no exemplar carries a trace id")
 	}
 	col.stop(t)
+}
+
+// evaluationEvents counts the gen_ai.evaluation.result span events of the forwarded spans,
+// by "trace id span id".
+func evaluationEvents(t *testing.T, path string) map[string]int {
+	t.Helper()
+	lines, err := completeLines(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range lines {
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
+		if err != nil {
+			t.Fatalf("spans line %.200q: %v", line, err)
+		}
+		eachSpan(td, func(_ string, s ptrace.Span) {
+			for _, ev := range s.Events().All() {
+				if ev.Name() == "gen_ai.evaluation.result" {
+					out[s.TraceID().String()+" "+s.SpanID().String()]++
+				}
+			}
+		})
+	}
+	return out
 }
 
 // waitForEvalRecords polls the logs file until it holds n gen_ai.evaluation.result records,
