@@ -14,7 +14,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
 )
 
-func loadConfig(t *testing.T, file, name string) *Config {
+func loadConfig(t testing.TB, file, name string) *Config {
 	t.Helper()
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", file))
 	require.NoError(t, err)

@@ -32,7 +32,7 @@ const tracesDir = "../../testdata/traces"
 
 // released reads real-framework captures and adds the HANDOFF spans, as the handoff
 // processor in front of the connector releases them.
-func released(t *testing.T, files ...string) ptrace.Traces {
+func released(t testing.TB, files ...string) ptrace.Traces {
 	t.Helper()
 	return releasedWith(t, nil, files...)
 }
@@ -52,7 +52,7 @@ func failingAgent(agent string) func(ptrace.Traces) {
 }
 
 // releasedWith is released with the captures changed by mutate first.
-func releasedWith(t *testing.T, mutate func(ptrace.Traces), files ...string) ptrace.Traces {
+func releasedWith(t testing.TB, mutate func(ptrace.Traces), files ...string) ptrace.Traces {
 	t.Helper()
 	out := ptrace.NewTraces()
 	for _, f := range files {
@@ -82,7 +82,7 @@ type harness struct {
 	ticks   chan time.Time
 }
 
-func newHarness(t *testing.T, cfg *Config) *harness {
+func newHarness(t testing.TB, cfg *Config) *harness {
 	t.Helper()
 	h := &harness{
 		tt: componenttest.NewTelemetry(), cfg: cfg, ticks: make(chan time.Time),
@@ -131,7 +131,7 @@ func cloneTraces(td ptrace.Traces) ptrace.Traces {
 	return out
 }
 
-func weatherConfig(t *testing.T) *Config {
+func weatherConfig(t testing.TB) *Config {
 	return loadConfig(t, "config.yaml", "custom")
 }
 
