@@ -178,7 +178,7 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 	var all []rules.Result
 	var jobs []*gradingJob
 	var out []TraceVerdict
-	scans := scanTraces(td)
+	scans := agentgraph.ScanBatch(td)
 	ids := make([]pcommon.TraceID, 0, len(scans))
 	for id := range scans {
 		ids = append(ids, id)
@@ -188,34 +188,34 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 	for _, id := range ids {
 		sc := scans[id]
 		if id.IsEmpty() {
-			e.telemetry.zeroTraceID(ctx, sc.kept+sc.late)
+			e.telemetry.zeroTraceID(ctx, sc.Kept+sc.Late)
 			continue
 		}
-		if sc.late > 0 {
-			e.telemetry.lateSpans(ctx, sc.late)
+		if sc.Late > 0 {
+			e.telemetry.lateSpans(ctx, sc.Late)
 		}
-		if sc.kept == 0 {
+		if sc.Kept == 0 {
 			continue
 		}
 		began := time.Now()
-		g := agentgraph.SharedGraph(ctx, id, e.graphOpts, sc.kept) // built by the handoff processor
+		g := agentgraph.SharedGraph(ctx, id, e.graphOpts, sc.Kept) // built by the handoff processor
 		if g == nil {
 			if byTrace == nil {
 				byTrace = agentgraph.SpansOf(td)
 			}
-			g = agentgraph.Build(id, withoutLate(byTrace[id]), e.graphOpts)
+			g = agentgraph.Build(id, agentgraph.WithoutLate(byTrace[id]), e.graphOpts)
 		}
-		ev := e.eval.EvaluateDeferred(ctx, g, sc.complete)
+		ev := e.eval.EvaluateDeferred(ctx, g, sc.Complete)
 		if ev.TimedOut {
 			e.telemetry.evalTimedOut(ctx)
 		}
-		tv := TraceVerdict{Graph: g, Complete: sc.complete}
+		tv := TraceVerdict{Graph: g, Complete: sc.Complete}
 		if ev.Grading == nil {
-			e.record(ctx, g, sc.complete, time.Since(began), ev.Now)
+			e.record(ctx, g, sc.Complete, time.Since(began), ev.Now)
 		} else {
 			// The run (JUnit, Markdown) takes the trace's results together once graded, so
 			// they keep their config order there.
-			e.recordNow(ctx, sc.complete, time.Since(began), ev.Now)
+			e.recordNow(ctx, sc.Complete, time.Since(began), ev.Now)
 			jobs = append(jobs, &gradingJob{g: g, grading: ev.Grading})
 			tv.Pending = ev.Grading.Len()
 		}
@@ -246,55 +246,6 @@ func (e *assertionExporter) writeJSONLines(ctx context.Context, results []rules.
 				zap.Int("failures_not_logged", suppressed), zap.Error(err))
 		}
 	}
-}
-
-// traceScan is what one pass over a batch learns of each trace, without wrapping spans.
-type traceScan struct {
-	kept, late int
-	complete   bool
-}
-
-// scanTraces counts each trace's spans, its late ones (marked by the processor: their trace
-// was judged already), and whether the processor marked it incomplete.
-func scanTraces(td ptrace.Traces) map[pcommon.TraceID]*traceScan {
-	out := map[pcommon.TraceID]*traceScan{}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				sc := out[sp.TraceID()]
-				if sc == nil {
-					sc = &traceScan{complete: true}
-					out[sp.TraceID()] = sc
-				}
-				attrs := sp.Attributes()
-				if v, ok := attrs.Get(agentgraph.AttrLateSpan); ok && v.Bool() {
-					sc.late++
-					continue
-				}
-				if v, ok := attrs.Get(agentgraph.AttrTraceComplete); ok && !v.Bool() {
-					sc.complete = false
-				}
-				sc.kept++
-			}
-		}
-	}
-	return out
-}
-
-// withoutLate drops the spans marked late.
-func withoutLate(spans []*agentgraph.Span) []*agentgraph.Span {
-	kept := spans[:0]
-	for _, s := range spans {
-		if v, ok := s.Span.Attributes().Get(agentgraph.AttrLateSpan); ok && v.Bool() {
-			continue
-		}
-		kept = append(kept, s)
-	}
-	return kept
 }
 
 // judgeFiles evaluates the cases whose topology reads recorded spans (source FILE), once,

@@ -9,12 +9,10 @@ package e2e
 // every span must reach tier 2 exactly once.
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +20,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/procstat"
 )
 
 const (
@@ -225,18 +225,8 @@ func checkExactlyOnce(t *testing.T, load releaseLoad, out tier2Output) {
 
 // vmHWM reads a process's peak resident set size, in kB.
 func vmHWM(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+	b, err := procstat.PeakRSSBytes(pid)
+	return b / 1024, err
 }
 
 // watchPeakRSS polls a collector's VmHWM until it exits; the returned func gives the last

@@ -189,21 +189,21 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 // passInvalid marks and counts spans with an all-zero trace id: they belong to no trace,
 // so they are forwarded as they came, and the assertion exporter must not judge them.
 func (p *handoffProcessor) passInvalid(ctx context.Context, frags []*fragment) []unit {
-	units := make([]unit, 0, len(frags))
-	for _, f := range frags {
-		markSpans(f.data, agentgraph.AttrInvalidTraceID)
-		p.telemetry.invalidTraceIDSpans(ctx, f.spans)
-		units = append(units, passThroughUnit(f))
-	}
-	return units
+	return forwardMarked(frags, agentgraph.AttrInvalidTraceID, func(n int) { p.telemetry.invalidTraceIDSpans(ctx, n) })
 }
 
 // passLate marks and counts spans forwarded outside their trace.
 func (p *handoffProcessor) passLate(ctx context.Context, frags []*fragment) []unit {
+	return forwardMarked(frags, agentgraph.AttrLateSpan, func(n int) { p.telemetry.lateSpans(ctx, n) })
+}
+
+// forwardMarked marks every span of frags with marker, counts them, and wraps each fragment
+// to be forwarded unassembled.
+func forwardMarked(frags []*fragment, marker string, count func(spans int)) []unit {
 	units := make([]unit, 0, len(frags))
 	for _, f := range frags {
-		markSpans(f.data, agentgraph.AttrLateSpan)
-		p.telemetry.lateSpans(ctx, f.spans)
+		markSpans(f.data, marker)
+		count(f.spans)
 		units = append(units, passThroughUnit(f))
 	}
 	return units

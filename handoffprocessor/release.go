@@ -40,10 +40,8 @@ func (p *handoffProcessor) assembleOne(r release) unit {
 	if complete && g.Orphans > 0 {
 		complete, reason = false, reasonOrphans
 	}
-	if !complete && g.RootSpan != nil {
-		attrs := g.RootSpan.Span.Attributes()
-		attrs.PutBool(agentgraph.AttrTraceComplete, false)
-		attrs.PutStr(agentgraph.AttrReleaseReason, reason)
+	if !complete {
+		g.MarkIncomplete(reason)
 	}
 	var sizer ptrace.ProtoMarshaler
 	return unit{

@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/procstat"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
@@ -176,7 +177,7 @@ func run(bin string, p pipeline, w *workload.Workload, duration time.Duration, s
 		return r, fmt.Errorf("%w\n%s", err, logs.String())
 	}
 	pid := cmd.Process.Pid
-	cpu0, err := cpuSeconds(pid)
+	cpu0, err := procstat.CPUSeconds(pid)
 	if err != nil {
 		return r, err
 	}
@@ -191,7 +192,7 @@ func run(bin string, p pipeline, w *workload.Workload, duration time.Duration, s
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if rss, err := rssBytes(pid); err == nil && rss > peak.Load() {
+			if rss, err := procstat.RSSBytes(pid); err == nil && rss > peak.Load() {
 				peak.Store(rss)
 			}
 			select {
@@ -260,7 +261,7 @@ func run(bin string, p pipeline, w *workload.Workload, duration time.Duration, s
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	cpu1, err := cpuSeconds(pid)
+	cpu1, err := procstat.CPUSeconds(pid)
 	if err != nil {
 		return r, err
 	}
@@ -283,38 +284,6 @@ func waitHTTP(url string, timeout time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return errors.New("collector not ready: " + url)
-}
-
-// cpuSeconds reads a process's user+system CPU time from /proc.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the command name (which may hold spaces) start after the last ')'.
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return (utime + stime) / 100, nil // USER_HZ is 100 on Linux
-}
-
-func rssBytes(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, errors.New("no VmRSS")
 }
 
 // metricSum adds the samples of a metric (any labels) on a Prometheus endpoint.

@@ -8,21 +8,19 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
 
-// What the handoff rubrics read of a trace beyond the DAG's exported model: which agent
-// run owns each span (the nearest agent span above it), each run's LLM calls, and the
-// input-side text of a span.
+// Indexes the handoff rubrics build over the model of one trace (runs by name, steps in
+// time order, ...), once per trace and on first use. Everything they index comes from the
+// model's normalized fields: span ownership, each run's LLM calls, the input-side text of
+// a span and recovery markers are the model's (internal/agentgraph).
 
 // dagIndex is built once per trace, when a rubric step needs it.
 type dagIndex struct {
-	g      *agentgraph.Graph
-	byID   map[pcommon.SpanID]*agentgraph.Span
-	invOf  map[*agentgraph.Span]*agentgraph.Invocation
-	owner  map[*agentgraph.Span]*agentgraph.Invocation
+	g *agentgraph.Graph
+	// llms are each run's LLM calls (the model's Invocation.LLMCalls), in start order.
 	llms   map[*agentgraph.Invocation][]*agentgraph.Span
 	byName map[string][]*agentgraph.Invocation
 	// position is each run's place in byName[its name] (start order).
@@ -50,6 +48,7 @@ type dagIndex struct {
 	reactions  map[reactionKey]reaction
 	first      map[firstRunsKey]map[string]*firstRuns
 	next       map[*agentgraph.Edge][]senderStep
+	rubric     rubricMemo
 
 	// work counts the items the rubric checks visited; tests assert it stays linear.
 	work int
@@ -58,10 +57,7 @@ type dagIndex struct {
 func newDAGIndex(g *agentgraph.Graph) *dagIndex {
 	x := &dagIndex{
 		g:      g,
-		byID:   make(map[pcommon.SpanID]*agentgraph.Span, len(g.Spans)),
-		invOf:  make(map[*agentgraph.Span]*agentgraph.Invocation, len(g.Invocations)),
-		owner:  make(map[*agentgraph.Span]*agentgraph.Invocation, len(g.Spans)),
-		llms:   map[*agentgraph.Invocation][]*agentgraph.Span{},
+		llms:   make(map[*agentgraph.Invocation][]*agentgraph.Span, len(g.Invocations)),
 		byName: map[string][]*agentgraph.Invocation{},
 
 		position:    make(map[*agentgraph.Invocation]int, len(g.Invocations)),
@@ -74,11 +70,10 @@ func newDAGIndex(g *agentgraph.Graph) *dagIndex {
 		upFailed:    map[*agentgraph.Invocation]*agentgraph.Invocation{},
 		byTool:      map[runTool][]*agentgraph.ToolCall{},
 	}
-	for _, s := range g.Spans {
-		x.byID[s.ID] = s
-	}
 	for _, inv := range g.Invocations {
-		x.invOf[inv.Span] = inv
+		if llms := inv.LLMCalls(); len(llms) > 0 {
+			x.llms[inv] = llms
+		}
 		x.position[inv] = len(x.byName[inv.Name])
 		x.byName[inv.Name] = append(x.byName[inv.Name], inv)
 	}
@@ -87,46 +82,12 @@ func newDAGIndex(g *agentgraph.Graph) *dagIndex {
 			x.transferVia[e.Via] = e.From
 		}
 	}
-	for _, s := range g.Spans { // start order
-		if o := x.ownerOf(s); o != nil && s.Role == agentgraph.RoleLLM {
-			x.llms[o] = append(x.llms[o], s)
-		}
-	}
 	return x
 }
 
 // ownerOf is the agent run whose span is the nearest agent span above s (nil at top
-// level). Parent loops (which the DAG builder cut) end the walk.
-func (x *dagIndex) ownerOf(s *agentgraph.Span) *agentgraph.Invocation {
-	if o, ok := x.owner[s]; ok {
-		return o
-	}
-	var path []*agentgraph.Span
-	var found *agentgraph.Invocation
-	seen := map[*agentgraph.Span]bool{s: true}
-	for cur := s; ; {
-		p, ok := x.byID[cur.ParentID]
-		if cur.ParentID.IsEmpty() || !ok || seen[p] {
-			break
-		}
-		if inv := x.invOf[p]; inv != nil {
-			found = inv
-			break
-		}
-		if o, ok := x.owner[p]; ok {
-			found = o
-			break
-		}
-		seen[p] = true
-		path = append(path, p)
-		cur = p
-	}
-	x.owner[s] = found
-	for _, p := range path {
-		x.owner[p] = found
-	}
-	return found
-}
+// level): the model's ownership.
+func (x *dagIndex) ownerOf(s *agentgraph.Span) *agentgraph.Invocation { return s.Owner() }
 
 // senderRun reports whether run acts for the sender of e after the receiver returns: a
 // run of the sender's name outside the receiver's subtree (the sender itself, and a
@@ -174,24 +135,19 @@ func (x *dagIndex) canonical(tc *agentgraph.ToolCall) string {
 	return c
 }
 
-// inputOf is inputText of a span, once per span.
+// inputOf is the model's input-side text of a span (Span.InputText), once per span.
 func (x *dagIndex) inputOf(s *agentgraph.Span) string {
 	t, ok := x.inputs[s]
 	if !ok {
 		x.work++
-		t = inputText(s.Span)
+		t = s.InputText()
 		x.inputs[s] = t
 	}
 	return t
 }
 
 // callOf finds the tool call of a tool span: the call its owner made through it.
-func (x *dagIndex) callOf(s *agentgraph.Span) *agentgraph.ToolCall {
-	if o := x.ownerOf(s); o != nil && o == s.Owner() {
-		return s.ToolCall()
-	}
-	return nil
-}
+func (x *dagIndex) callOf(s *agentgraph.Span) *agentgraph.ToolCall { return s.ToolCall() }
 
 // runTool keys a run's calls of one tool.
 type runTool struct {
@@ -222,18 +178,6 @@ func firstCallAfter(calls []*agentgraph.ToolCall, t pcommon.Timestamp, not *agen
 		}
 	}
 	return nil
-}
-
-// firstOutAfter is the first edge of run.Out (in start order of the receivers) whose
-// receiver starts at or after t, other than not.
-func firstOutAfter(run *agentgraph.Invocation, t pcommon.Timestamp, not *agentgraph.Edge) (int, *agentgraph.Edge) {
-	i := sort.Search(len(run.Out), func(i int) bool { return start(run.Out[i].To.Span) >= t })
-	for ; i < len(run.Out); i++ {
-		if run.Out[i] != not {
-			return i, run.Out[i]
-		}
-	}
-	return len(run.Out), nil
 }
 
 // firstFailedAbove is the nearest run up inv's chain of senders (in this trace) whose run
@@ -522,7 +466,7 @@ func (x *dagIndex) nextSteps(e *agentgraph.Edge) []senderStep {
 }
 
 func (x *dagIndex) findNextSteps(e *agentgraph.Edge) []senderStep {
-	t := returnedAt(e)
+	t := x.roundReturnedAt(e)
 	items := x.stepsOf(e.From.Name)
 	var out []senderStep
 	// Labels are made only where they are read: the first shownSteps steps (postTurn) and
@@ -541,7 +485,7 @@ func (x *dagIndex) findNextSteps(e *agentgraph.Edge) []senderStep {
 		x.work++
 		if it.kind == stepOther {
 			if !x.g.Reaches(e.To, it.run) {
-				add(senderStep{at: it.at, span: it.span}, func() string { return fmt.Sprintf("%s (span %s)", it.span.Span.Name(), it.span.ID) })
+				add(senderStep{at: it.at, span: it.span}, func() string { return fmt.Sprintf("%s (span %s)", it.span.SpanName(), it.span.ID) })
 			}
 			continue
 		}
@@ -556,7 +500,7 @@ func (x *dagIndex) findNextSteps(e *agentgraph.Edge) []senderStep {
 			}
 		case stepLLM:
 			add(senderStep{at: it.at, text: x.inputOf(it.span), span: it.span},
-				func() string { return fmt.Sprintf("LLM call %s (span %s)", it.span.Span.Name(), it.span.ID) })
+				func() string { return fmt.Sprintf("LLM call %s (span %s)", it.span.SpanName(), it.span.ID) })
 		case stepTool:
 			if it.span != e.Via {
 				add(senderStep{at: it.at, text: it.tc.Args.Text, span: it.span}, func() string { return "tool call " + toolLabel(it.tc) })
@@ -679,10 +623,10 @@ func (x *dagIndex) marksOf(name string) []mark {
 		x.marks = map[string][]mark{}
 		for i, s := range x.g.Spans {
 			x.work++
-			if !hasRecovery(s) {
+			if !s.HasRecovery() {
 				continue
 			}
-			m := mark{order: i, span: s, runs: [2]*agentgraph.Invocation{x.invOf[s], x.ownerOf(s)}}
+			m := mark{order: i, span: s, runs: [2]*agentgraph.Invocation{x.g.InvocationOf(s), x.ownerOf(s)}}
 			if r := m.runs[0]; r != nil {
 				x.marks[r.Name] = append(x.marks[r.Name], m)
 			}
@@ -694,20 +638,8 @@ func (x *dagIndex) marksOf(name string) []mark {
 	return x.marks[name]
 }
 
-func hasRecovery(s *agentgraph.Span) bool {
-	if v, ok := s.Span.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
-		return true
-	}
-	events := s.Span.Events()
-	for i := 0; i < events.Len(); i++ {
-		if v, ok := events.At(i).Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
-			return true
-		}
-	}
-	return false
-}
-func start(s *agentgraph.Span) pcommon.Timestamp { return s.Span.StartTimestamp() }
-func end(s *agentgraph.Span) pcommon.Timestamp   { return s.Span.EndTimestamp() }
+func start(s *agentgraph.Span) pcommon.Timestamp { return s.Start() }
+func end(s *agentgraph.Span) pcommon.Timestamp   { return s.End() }
 
 // returnedAt is when the round trip of e ended: the receiver's end, or the dispatch call's
 // end when that is later.
@@ -717,42 +649,6 @@ func returnedAt(e *agentgraph.Edge) pcommon.Timestamp {
 		t = end(e.Via)
 	}
 	return t
-}
-
-// outputKey marks attribute keys (and event names) that hold output, not input.
-var outputKey = regexp.MustCompile(`(?i)output|completion|response|choice|result`)
-
-// inputText is the input-side content of a span: every string attribute and event
-// attribute whose key (and event name) does not name output, in key order.
-func inputText(s ptrace.Span) string {
-	var parts []string
-	add := func(attrs pcommon.Map) {
-		keys := make([]string, 0, attrs.Len())
-		attrs.Range(func(k string, _ pcommon.Value) bool {
-			if !outputKey.MatchString(k) {
-				keys = append(keys, k)
-			}
-			return true
-		})
-		sort.Strings(keys)
-		for _, k := range keys {
-			v, _ := attrs.Get(k)
-			switch v.Type() {
-			case pcommon.ValueTypeStr:
-				parts = append(parts, v.Str())
-			case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
-				parts = append(parts, v.AsString())
-			}
-		}
-	}
-	add(s.Attributes())
-	events := s.Events()
-	for i := 0; i < events.Len(); i++ {
-		if !outputKey.MatchString(events.At(i).Name()) {
-			add(events.At(i).Attributes())
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // leafText is the text inside content: the string leaves of JSON (recursively, since
@@ -825,46 +721,9 @@ func normalize(s string) string {
 	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
 }
 
-// coverage is the share of value's distinct words (3+ letters or digits, the first 200)
-// found among the words of corpus; 1 when value has none.
-func coverage(corpus, value string) float64 {
-	words := map[string]bool{}
-	for _, w := range wordRE.FindAllString(strings.ToLower(corpus), -1) {
-		words[w] = true
-	}
-	seen := map[string]bool{}
-	found := 0
-	for _, w := range wordRE.FindAllString(strings.ToLower(value), -1) {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		if words[w] {
-			found++
-		}
-		if len(seen) == 200 {
-			break
-		}
-	}
-	if len(seen) == 0 {
-		return 1
-	}
-	return float64(found) / float64(len(seen))
-}
-
-// carriedShare is the share of coverage above which a text counts as carrying a value.
+// carriedShare is the share of a value's words above which a text counts as carrying it
+// (stepCarries).
 const carriedShare = 0.8
-
-// carries reports whether corpus carries value: verbatim (normalized), or with at least
-// carriedShare of its words.
-func carries(corpus, value string) (bool, float64) {
-	nc, nv := normalize(leafText(corpus)), normalize(value)
-	if nv == "" || strings.Contains(nc, nv) {
-		return true, 1
-	}
-	c := coverage(nc, nv)
-	return c >= carriedShare, c
-}
 
 // canonicalArgs renders arguments comparably: JSON re-encoded with sorted keys (without the
 // given keys at the top level), else normalized text.

@@ -1,15 +1,12 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
@@ -52,8 +49,8 @@ var builtinPlumbing = map[string]bool{
 }
 
 // AttrRecovery, set by an application on a span (or a span event) after an error, records
-// the recovery it chose: retry, fallback or escalation.
-const AttrRecovery = "handoff.recovery"
+// the recovery it chose: retry, fallback or escalation (read by the model).
+const AttrRecovery = agentgraph.AttrRecovery
 
 // rubricStep is an EXPECT_HANDOFF_RUBRICS step, compiled.
 type rubricStep struct {
@@ -100,65 +97,10 @@ func (rs *rubricStep) plumbing(x *dagIndex, tc *agentgraph.ToolCall, inv *agentg
 }
 
 // allowedNames reads tool names from handoff.allowed_tools entries, which may be names or
-// JSON tool definitions ({"name"} or {"function": {"name"}}).
-func allowedNames(list []string) []string {
-	var out []string
-	for _, item := range list {
-		var def map[string]any
-		if strings.HasPrefix(strings.TrimSpace(item), "{") && json.Unmarshal([]byte(item), &def) == nil {
-			if n, ok := def["name"].(string); ok {
-				out = append(out, n)
-				continue
-			}
-			if f, ok := def["function"].(map[string]any); ok {
-				if n, ok := f["name"].(string); ok {
-					out = append(out, n)
-					continue
-				}
-			}
-		}
-		out = append(out, item)
-	}
-	return out
-}
+// JSON tool definitions (the model's agentgraph.ToolNamesOf).
+func allowedNames(list []string) []string { return agentgraph.ToolNamesOf(list) }
 
 // ---- ScopeFidelity ----
-
-// identRE finds identifier-like tokens: order ids, account numbers, dates, URLs, emails.
-var identRE = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}_.:/@#+-]*[\p{L}\p{N}]`)
-
-// identifiers lists the identifier-like tokens (4+ characters with a digit) in the string
-// values of JSON arguments; nil when the arguments are not JSON.
-func identifiers(args string) []string {
-	v, ok := parseJSON(args)
-	if !ok {
-		return nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			for _, tok := range identRE.FindAllString(v, -1) {
-				if utf8.RuneCountInString(tok) >= 4 && strings.ContainsAny(tok, "0123456789") && !seen[tok] {
-					seen[tok] = true
-					out = append(out, tok)
-				}
-			}
-		case map[string]any:
-			for _, k := range sortedKeys(v) {
-				walk(v[k])
-			}
-		case []any:
-			for _, it := range v {
-				walk(it)
-			}
-		}
-	}
-	walk(v)
-	return out
-}
 
 // scopeParts: the receiver called only tools in handoff.allowed_tools, and used no
 // identifier the sender never supplied.
@@ -223,34 +165,42 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 		ids := identifiers(tc.Args.Text)
 		calls = append(calls, call{tc, ids})
 		for _, id := range ids {
-			needles = append(needles, strings.ToLower(id))
+			needles = append(needles, tokenText(id))
 		}
 	}
 	var invented []string
 	nInvented := 0
 	if len(needles) > 0 {
+		// Texts are searched for whole tokens only. The attributes of the receiver's span and
+		// of its first LLM call are read with the trace's span ids and timestamps blanked
+		// out: those are not sources of context.
 		known := newSubstrings(needles)
-		supplied := []string{r.Input.Text, e.Reason.Text, e.Context.Text, x.inputOf(r.Span)}
+		filter := x.sourceFilter()
+		attrs := []string{x.inputOf(r.Span)}
 		if llms := x.llms[r]; len(llms) > 0 {
-			supplied = append(supplied, x.inputOf(llms[0])) // the first prompt, before any model output
+			attrs = append(attrs, x.inputOf(llms[0])) // the first prompt, before any model output
 		}
-		for _, text := range supplied {
+		for _, text := range attrs {
 			x.work++
-			known.scan(normalize(text), 0, nil)
+			known.scan(tokenText(filter.strip(text)), 0, nil)
+		}
+		for _, text := range []string{r.Input.Text, e.Reason.Text, e.Context.Text} {
+			x.work++
+			known.scan(tokenText(text), 0, nil)
 		}
 		for _, prev := range r.ToolCalls {
 			x.work++
-			known.scan(normalize(prev.Result.Text), uint64(end(prev.Span)), prev)
+			known.scan(tokenText(prev.Result.Text), uint64(end(prev.Span)), prev)
 		}
 		for _, out := range r.Out {
 			x.work++
-			known.scan(normalize(out.To.Output.Text), uint64(end(out.To.Span)), nil)
+			known.scan(tokenText(out.To.Output.Text), uint64(end(out.To.Span)), nil)
 		}
 		known.done()
 		for _, c := range calls {
 			for _, id := range c.ids {
 				x.work++
-				if !known.seen(strings.ToLower(id), uint64(start(c.tc.Span)), c.tc) {
+				if !known.seen(tokenText(id), uint64(start(c.tc.Span)), c.tc) {
 					if nInvented++; len(invented) < maxListed {
 						invented = append(invented, fmt.Sprintf("%s in %s", quote(id, 40), toolLabel(c.tc)))
 					}
@@ -320,14 +270,20 @@ func (rs *rubricStep) integrationParts(x *dagIndex, e *agentgraph.Edge) (parts [
 	case next == nil:
 		read.detail = fmt.Sprintf("the content of %s's next step was not captured (content capture disabled on the exporter)", e.From.Name)
 	default:
+		// Dispatches one model response issued are one step: the next step is the first
+		// after all of them returned, and it must carry each one's return value.
+		after := ""
+		if n := len(x.roundOf(e).edges); n > 1 {
+			after = fmt.Sprintf(", the first after all %d dispatches of its model response returned", n)
+		}
 		value := plainOutput(rv.Text)
-		if carried, share := carries(next.text, value); carried {
+		if carried, share := x.stepCarries(next, value); carried {
 			read.state = partPass
-			read.detail = fmt.Sprintf("%s's next step (%s) carries %s's return value", e.From.Name, next.label, e.To.Name)
+			read.detail = fmt.Sprintf("%s's next step (%s%s) carries %s's return value", e.From.Name, next.label, after, e.To.Name)
 		} else {
 			read.state = partFail
-			read.detail = fmt.Sprintf("%s's next step (%s) does not carry %s's return value (%.0f%% of its words)",
-				e.From.Name, next.label, e.To.Name, 100*share)
+			read.detail = fmt.Sprintf("%s's next step (%s%s) does not carry %s's return value (%.0f%% of its words)",
+				e.From.Name, next.label, after, e.To.Name, 100*share)
 		}
 	}
 	parts = append(parts, read)
@@ -378,7 +334,7 @@ func (x *dagIndex) episodes(e *agentgraph.Edge) []episode {
 	}
 	for _, llm := range x.llms[r] {
 		if llm.Error != nil {
-			out = append(out, episode{span: llm, kind: "llm", label: fmt.Sprintf("LLM call %s (span %s)", llm.Span.Name(), llm.ID), err: llm.Error})
+			out = append(out, episode{span: llm, kind: "llm", label: fmt.Sprintf("LLM call %s (span %s)", llm.SpanName(), llm.ID), err: llm.Error})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return start(out[i].span) < start(out[j].span) })
@@ -459,8 +415,8 @@ func (rs *rubricStep) recovered(x *dagIndex, e *agentgraph.Edge, ep episode) (pa
 				return partPass, fmt.Sprintf("%s; %s retried it (span %s)", failed, r.Name, llm.ID)
 			}
 		}
-		// Fell back to another agent.
-		if _, o := firstOutAfter(r, t, nil); o != nil {
+		// Fell back to another agent (handing control back to the sender is not one).
+		if o := x.firstFallbackAfter(e, t); o != nil {
 			return partPass, fmt.Sprintf("%s; %s fell back to %s (span %s)", failed, r.Name, o.To.Name, o.To.Span.ID)
 		}
 		// Surfaced by the receiver.
@@ -476,7 +432,14 @@ func (rs *rubricStep) recovered(x *dagIndex, e *agentgraph.Edge, ep episode) (pa
 	if state != partNA {
 		return state, failed + "; " + how
 	}
+	// The failure surfaced in an answer.
+	if state, how := x.answerSurfaced(e, ep); state != partFail {
+		return state, failed + "; " + how
+	}
 	who := e.From.Name
+	if hb := x.handBacks(e); len(hb) > 0 {
+		who = fmt.Sprintf("%s, to which %s handed control back (span %s),", who, r.Name, hb[0].Span.ID)
+	}
 	if ep.kind == "tool" || ep.kind == "llm" {
 		return partFail, fmt.Sprintf("%s; %s did not retry it, fall back or fail, and %s did not retry, fall back, escalate or fail: the error was swallowed",
 			failed, r.Name, who)
@@ -545,7 +508,7 @@ func (x *dagIndex) senderReaction(e *agentgraph.Edge, transient bool, kind strin
 }
 
 func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partState, string) {
-	t := returnedAt(e)
+	t := x.roundReturnedAt(e)
 	scope := x.scopeOf(e)
 	// The first sender run (in start order) that dispatched the receiver's agent again,
 	// or made the dispatching call again, after the return.
@@ -567,6 +530,19 @@ func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partS
 			again = firstEdgeAfter(x.outsTo(redispatch, e.To.Name), t, e)
 		case recall != nil:
 			call = firstCallAfter(x.callsNamed(recall, e.Via.Name.Text), t, e.Via)
+		}
+	}
+	if again == nil && call == nil {
+		// A run the receiver handed control back to acts for the sender: its new dispatch
+		// to the receiver's agent is a retry.
+		for i, hb := range x.handBacks(e) {
+			if i == maxListed {
+				break
+			}
+			if o := firstEdgeAfter(x.outsTo(hb, e.To.Name), t, e); o != nil {
+				again = o
+				break
+			}
 		}
 	}
 	if o := again; o != nil {
@@ -596,8 +572,18 @@ func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partS
 			return partPass, fmt.Sprintf("%s fell back: gave the same scope to %s (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
 		}
 	}
+	// A run the receiver handed control back to that gives the work to another agent falls
+	// back (no retry was found above: the hand-back runs' dispatches go elsewhere).
+	for i, hb := range x.handBacks(e) {
+		if i == maxListed {
+			break
+		}
+		if o := firstEdgeAfter(hb.Out, t, nil); o != nil && o.To.Name != e.To.Name {
+			return partPass, fmt.Sprintf("%s fell back: handed the work to %s (span %s) after %s handed control back", e.From.Name, o.To.Name, o.To.Span.ID, e.To.Name)
+		}
+	}
 	for _, run := range x.unfinished(e.From.Name) {
-		if e.From.Remote == nil && x.senderRun(e, run) {
+		if e.From.Remote == nil && (x.senderRun(e, run) || x.isHandBack(e, run)) {
 			f := x.factsOf(run)
 			return partPass, fmt.Sprintf("%s escalated: its run ended %s (%s)", run.Name, f.status, f.statusWhy)
 		}
@@ -605,10 +591,12 @@ func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partS
 	if up := x.firstFailedAbove(e.From); up != nil {
 		return partPass, fmt.Sprintf("escalated: %s, up the chain, ended %s", up.Name, x.factsOf(up).status)
 	}
-	if root := x.g.RootSpan; root != nil && root.Span.Status().Code() == ptrace.StatusCodeError {
+	if root := x.g.RootSpan; root != nil && root.StatusError() {
 		return partPass, "escalated: the trace's root span failed"
 	}
-	member := func(inv *agentgraph.Invocation) bool { return inv == e.To || x.senderRun(e, inv) }
+	member := func(inv *agentgraph.Invocation) bool {
+		return inv == e.To || x.senderRun(e, inv) || x.isHandBack(e, inv)
+	}
 	if v, ok := x.marker([]string{e.From.Name, e.To.Name}, member, e.To.Span); ok {
 		return partPass, fmt.Sprintf("%s recorded the recovery %s=%s", e.From.Name, AttrRecovery, quote(v, 30))
 	}
@@ -648,23 +636,8 @@ func (x *dagIndex) marker(names []string, member func(*agentgraph.Invocation) bo
 }
 
 // recoveryValue is a span's handoff.recovery attribute, else that of its first event at
-// or after t.
-func recoveryValue(s *agentgraph.Span, t pcommon.Timestamp) (string, bool) {
-	if v, ok := s.Span.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
-		return v.AsString(), true
-	}
-	events := s.Span.Events()
-	for i := 0; i < events.Len(); i++ {
-		ev := events.At(i)
-		if ev.Timestamp() < t {
-			continue
-		}
-		if v, ok := ev.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
-			return v.AsString(), true
-		}
-	}
-	return "", false
-}
+// or after t (the model's Span.Recovery).
+func recoveryValue(s *agentgraph.Span, t pcommon.Timestamp) (string, bool) { return s.Recovery(t) }
 
 // repeat is a call or dispatch of a sender run that repeats the receiver's work.
 type repeat struct {
@@ -684,7 +657,7 @@ func (x *dagIndex) repeats(rs *rubricStep, e *agentgraph.Edge) ([]string, int) {
 	if e.From.Remote != nil {
 		return nil, 0
 	}
-	t := returnedAt(e)
+	t := x.roundReturnedAt(e)
 	var found []repeat
 	budget := maxStepScan
 	seenKey := map[string]bool{}
@@ -715,7 +688,7 @@ func (x *dagIndex) repeats(rs *rubricStep, e *agentgraph.Edge) ([]string, int) {
 		for ; i < len(outs) && budget > 0; i++ {
 			budget--
 			o := outs[i]
-			if o != e && !roundTripFailed(o) && x.senderRun(e, o.From) {
+			if x.roundOf(o) != x.roundOf(e) && !roundTripFailed(o) && x.senderRun(e, o.From) {
 				found = append(found, repeat{run: x.position[o.From], dispatch: true, at: start(o.To.Span), order: o.To.Index,
 					text: fmt.Sprintf("the same dispatch to %s again (span %s)", o.To.Name, o.To.Span.ID)})
 			}

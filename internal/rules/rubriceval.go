@@ -99,22 +99,36 @@ func orAny(name string) string {
 func (c *compiledCase) gradeRubric(r *Result, axis string, e *agentgraph.Edge, x *dagIndex, rs *rubricStep, jr *judgeRun) *Result {
 	var parts []part
 	var fields []judge.Field
-	missing := "" // why the judge cannot grade (content not captured)
+	missing := ""               // why the judge cannot grade (content not captured)
+	judged := c.ev.judge != nil // what the judge reads is made only when a judge grades
 	switch axis {
 	case AxisDispatch:
-		fields, missing = x.dispatchFields(e)
+		if judged {
+			fields, missing = x.dispatchFields(e)
+		}
 	case AxisScope:
 		parts = rs.scopeParts(x, e)
-		fields, missing = x.scopeFields(e)
+		if judged {
+			fields, missing = x.scopeFields(e)
+		}
 	case AxisIntegration:
 		ps, steps, ok := rs.integrationParts(x, e)
 		if !ok {
 			r.Outcome, r.Actual = Skipped, "control did not return to the sender"
 			r.Message = fmt.Sprintf("%s took no further step after %s returned (a one-way transfer): no result to integrate", e.From.Name, e.To.Name)
+			if hb := x.handBacks(e); len(hb) > 0 {
+				// A swarm node handing control back starts a new run of the sender: that
+				// run's input is the hand-off message, not a step that read a return value.
+				r.Actual = "control handed back as a new run"
+				r.Message = fmt.Sprintf("%s handed control back to %s as a new run (span %s), a hand-off of its own (graded as the handoff %s -> %s): no return value to integrate",
+					e.To.Name, e.From.Name, hb[0].Span.ID, e.To.Name, e.From.Name)
+			}
 			return nil
 		}
 		parts = ps
-		fields, missing = x.integrationFields(e, steps)
+		if judged {
+			fields, missing = x.integrationFields(e, steps)
+		}
 	case AxisRecovery:
 		ps, eps, ok := rs.recoveryParts(x, e)
 		if !ok {
@@ -123,7 +137,9 @@ func (c *compiledCase) gradeRubric(r *Result, axis string, e *agentgraph.Edge, x
 			return nil
 		}
 		parts = ps
-		fields = x.recoveryFields(e, eps)
+		if judged {
+			fields = x.recoveryFields(e, eps)
+		}
 	}
 	var failed, passed, na []string
 	var states []string
@@ -269,7 +285,7 @@ func (x *dagIndex) integrationFields(e *agentgraph.Edge, steps []senderStep) ([]
 	if !rv.Found() {
 		return nil, fmt.Sprintf("content capture disabled on the exporter: %s's return value was not captured", e.To.Name)
 	}
-	post := postTurn(steps)
+	post := x.postTurn(steps)
 	if post == "" {
 		return nil, fmt.Sprintf("content capture disabled on the exporter: the content of %s's next step was not captured", e.From.Name)
 	}
@@ -287,7 +303,7 @@ func (x *dagIndex) recoveryFields(e *agentgraph.Edge, eps []episode) []judge.Fie
 	for _, ep := range eps {
 		errs = append(errs, fmt.Sprintf("%s: %s", ep.label, errText(ep.err)))
 	}
-	post := postTurn(x.nextSteps(e))
+	post := x.postTurn(x.nextSteps(e))
 	if post == "" {
 		post = fmt.Sprintf("(%s took no further step)", e.From.Name)
 	}
@@ -300,8 +316,9 @@ func (x *dagIndex) recoveryFields(e *agentgraph.Edge, eps []episode) []judge.Fie
 	}
 }
 
-// postTurn renders the sender's next steps (at most 5).
-func postTurn(steps []senderStep) string {
+// postTurn renders the sender's next steps (at most 5), each step's text read once per
+// trace (the handoffs of a fan-out share their next steps).
+func (x *dagIndex) postTurn(steps []senderStep) string {
 	var b strings.Builder
 	for i, st := range steps {
 		if i == shownSteps {
@@ -315,7 +332,7 @@ func postTurn(steps []senderStep) string {
 		if strings.TrimSpace(st.text) == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "%s:\n%s\n", st.label, strings.TrimSpace(leafText(st.text)))
+		fmt.Fprintf(&b, "%s:\n%s\n", st.label, x.stepLeafText(&st))
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -231,30 +231,13 @@ func compileBool(env *cel.Env, expr string, costLimit uint64) (cel.Program, erro
 	return env.Program(ast, programOptions(costLimit)...)
 }
 
-// traceVars binds a trace for case conditions.
+// traceVars binds a trace for case conditions: the model's selector view of it.
 func traceVars(g *agentgraph.Graph) map[string]any {
-	vars := map[string]any{
-		"root_agent": "", "agents": []string{}, "service_name": "",
-		"root_span_name": "", "resource": map[string]any{}, "attributes": map[string]any{},
+	sel := g.Selector()
+	return map[string]any{
+		"root_agent": sel.RootAgent, "agents": sel.Agents, "service_name": sel.ServiceName,
+		"root_span_name": sel.RootSpanName, "resource": sel.Resource, "attributes": sel.Attributes,
 	}
-	if g.Root != nil {
-		vars["root_agent"] = g.Root.Name
-	}
-	names := make([]string, 0, len(g.Invocations))
-	for _, inv := range g.Invocations {
-		names = append(names, inv.Name)
-	}
-	vars["agents"] = names
-	if g.RootSpan != nil {
-		vars["root_span_name"] = g.RootSpan.Span.Name()
-		res := g.RootSpan.Resource.Attributes()
-		vars["resource"] = res.AsRaw()
-		if v, ok := res.Get("service.name"); ok {
-			vars["service_name"] = v.AsString()
-		}
-		vars["attributes"] = g.RootSpan.Span.Attributes().AsRaw()
-	}
-	return vars
 }
 
 // Evaluate runs every live case that selects the trace and returns one result per step and
@@ -686,7 +669,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 func unknownDuration(sub agentgraph.Rollup) string {
 	sp := sub.DurationUnknownSpan
 	why := fmt.Sprintf("span %s ends before it starts", sp.ID)
-	if sp.Span.EndTimestamp() == 0 {
+	if sp.End() == 0 {
 		why = fmt.Sprintf("span %s has no end time", sp.ID)
 	}
 	if sub.DurationUnknown > 1 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,7 +176,7 @@ type traceEval struct {
 }
 
 func newTraceEval(g *agentgraph.Graph) *traceEval {
-	return &traceEval{g: g, ctx: contextOf(g), facts: map[*agentgraph.Invocation]runFacts{}, deadline: context.Background()}
+	return &traceEval{g: g, ctx: g.TestContext(), facts: map[*agentgraph.Invocation]runFacts{}, deadline: context.Background()}
 }
 
 func (te *traceEval) factsOf(inv *agentgraph.Invocation) runFacts {
@@ -314,7 +313,7 @@ func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compile
 	var matching []*agentgraph.ToolCall
 	var argsSeen []string
 	for i, tc := range calls {
-		params, isObject := paramsOf(tc)
+		params, isObject := tc.ParsedArgs()
 		if len(argsSeen) < 3 {
 			argsSeen = append(argsSeen, show(params))
 		}
@@ -561,14 +560,11 @@ type trigger struct {
 	start         uint64
 }
 
-// Tools that trigger another agent by an argument naming it (the seed's trigger_agent and
-// trigger_agent_at; ADK's transfer_to_agent, Strands' handoff_to_agent), and the argument
-// keys that name it (as in agentgraph).
-var (
-	triggerTools   = map[string]bool{"trigger_agent": true, "trigger_agent_at": true, "transfer_to_agent": true, "handoff_to_agent": true}
-	agentArgKeys   = []string{"agentName", "agent_name", "agentId", "agent_id", "agent", "coworker"}
-	transferByName = regexp.MustCompile(`^(?:transfer_to|handoff_to)_(.+)$`)
-)
+// agentArgKeys are the argument keys that name a transfer's target agent (the model's).
+var agentArgKeys = agentgraph.TargetArgKeys()
+
+// transferByName matches transfer tool names, transfer_to_X and handoff_to_X (the model's).
+var transferByName = agentgraph.TransferNamePattern()
 
 // handoffDetections pass control from sender to receiver (an explicit handoff span, a
 // transfer call, a graph's parent pointer, or consecutive sibling runs): the receiver runs
@@ -576,25 +572,6 @@ var (
 var handoffDetections = map[string]bool{
 	agentgraph.DetectHandoffSpan: true, agentgraph.DetectTransferTool: true,
 	agentgraph.DetectParentPointer: true, agentgraph.DetectInferredSibling: true,
-}
-
-func isSeedTrigger(name string) bool { return name == "trigger_agent" || name == "trigger_agent_at" }
-
-// triggerTarget names the agent a trigger or transfer call targets, if it is one.
-func triggerTarget(tc *agentgraph.ToolCall) string {
-	if triggerTools[tc.Name] {
-		params, _ := paramsOf(tc)
-		for _, k := range agentArgKeys {
-			if s, ok := params[k].(string); ok && s != "" {
-				return s
-			}
-		}
-		return ""
-	}
-	if m := transferByName.FindStringSubmatch(tc.Name); m != nil && m[1] != "agent" {
-		return m[1]
-	}
-	return ""
 }
 
 // triggersOf lists the triggers of the agent called name by inv, in start order: every
@@ -610,30 +587,35 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 		if e.To.Name != name {
 			continue
 		}
-		t := &trigger{edge: e, receiver: e.To, args: e.Reason, spanID: e.To.Span.ID.String(), start: uint64(e.To.Span.Span.StartTimestamp())}
-		if e.Via != nil {
-			for _, tc := range inv.ToolCalls {
-				if tc.Span == e.Via {
-					t.call = tc
-					t.start = uint64(tc.Span.Span.StartTimestamp())
-				}
-			}
+		t := &trigger{edge: e, receiver: e.To, args: e.Reason, spanID: e.To.Span.ID.String(), start: uint64(e.To.Span.Start())}
+		if tc := viaCall(e); tc != nil && tc.Span.Owner() == inv {
+			t.call = tc // the sender's own call carried the trigger
+			t.start = uint64(tc.Span.Start())
 		}
 		t.fireAndForget, t.why = fireAndForget(e, t.call)
 		out = append(out, t)
 	}
 	for _, tc := range inv.ToolCalls {
-		if via[tc.Span] || triggerTarget(tc) != name {
+		if via[tc.Span] || tc.TriggerTarget() != name {
 			continue
 		}
 		out = append(out, &trigger{
 			call: tc, args: tc.Args, fireAndForget: true,
 			why:    fmt.Sprintf("its run is not in this trace (%s call, span %s)", tc.Name, tc.Span.ID),
-			spanID: tc.Span.ID.String(), start: uint64(tc.Span.Span.StartTimestamp()),
+			spanID: tc.Span.ID.String(), start: uint64(tc.Span.Start()),
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
+}
+
+// viaCall is the tool call that carried an edge's dispatch (nil: none, or the via span is
+// not a tool call).
+func viaCall(e *agentgraph.Edge) *agentgraph.ToolCall {
+	if e.Via == nil {
+		return nil
+	}
+	return e.Via.ToolCall()
 }
 
 // fireAndForget decides whether the sender waited for the receiver:
@@ -645,8 +627,8 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 //  3. otherwise (sub-agent, agent-as-tool, trigger without the flag) the receiver's agent
 //     span ending after the sender's agent span ended means nobody waited for it.
 func fireAndForget(e *agentgraph.Edge, call *agentgraph.ToolCall) (bool, string) {
-	if call != nil && isSeedTrigger(call.Name) {
-		params, _ := paramsOf(call)
+	if call != nil && call.IsSeedTrigger() {
+		params, _ := call.ParsedArgs()
 		if w, ok := params["wait_for_response"].(bool); ok {
 			if !w {
 				return true, fmt.Sprintf("%s with wait_for_response=false (span %s)", call.Name, call.Span.ID)
@@ -662,7 +644,7 @@ func fireAndForget(e *agentgraph.Edge, call *agentgraph.ToolCall) (bool, string)
 	if e.From.Remote != nil || e.From.Span == nil || e.To.Span == nil {
 		return false, "awaited"
 	}
-	if e.To.Span.Span.EndTimestamp() > e.From.Span.Span.EndTimestamp() {
+	if e.To.Span.End() > e.From.Span.End() {
 		return true, fmt.Sprintf("the %s span %s ended after the %s span %s ended: not awaited", e.To.Name, e.To.Span.ID, e.From.Name, e.From.Span.ID)
 	}
 	return false, "awaited"

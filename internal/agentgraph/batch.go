@@ -1,0 +1,69 @@
+package agentgraph
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// BatchTrace is what one pass over a batch of spans learns of one trace without wrapping
+// its spans: how many spans to judge, how many the handoff processor marked late
+// (AttrLateSpan: their trace was judged already), and whether it marked the trace
+// incomplete (AttrTraceComplete=false).
+type BatchTrace struct {
+	Kept, Late int
+	Complete   bool
+}
+
+// ScanBatch reads the processor's markers of every span of td, by trace id.
+func ScanBatch(td ptrace.Traces) map[pcommon.TraceID]*BatchTrace {
+	out := map[pcommon.TraceID]*BatchTrace{}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				bt := out[sp.TraceID()]
+				if bt == nil {
+					bt = &BatchTrace{Complete: true}
+					out[sp.TraceID()] = bt
+				}
+				attrs := sp.Attributes()
+				if v, ok := attrs.Get(AttrLateSpan); ok && v.Bool() {
+					bt.Late++
+					continue
+				}
+				if v, ok := attrs.Get(AttrTraceComplete); ok && !v.Bool() {
+					bt.Complete = false
+				}
+				bt.Kept++
+			}
+		}
+	}
+	return out
+}
+
+// WithoutLate drops the spans the processor marked late (AttrLateSpan), in place.
+func WithoutLate(spans []*Span) []*Span {
+	kept := spans[:0]
+	for _, s := range spans {
+		if v, ok := s.Span.Attributes().Get(AttrLateSpan); ok && v.Bool() {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept
+}
+
+// MarkIncomplete marks the graph's trace as released before it was complete, for the
+// reason given: AttrTraceComplete=false and AttrReleaseReason on its root span (or, without
+// one, its earliest top-level span). A graph without spans is left as it is.
+func (g *Graph) MarkIncomplete(reason string) {
+	if g.RootSpan == nil {
+		return
+	}
+	attrs := g.RootSpan.Span.Attributes()
+	attrs.PutBool(AttrTraceComplete, false)
+	attrs.PutStr(AttrReleaseReason, reason)
+}

@@ -1,0 +1,36 @@
+// Package agentgraph is the normalized model of agent traces: it classifies every span once,
+// through fallback chains of attribute keys (chains.go, overridable in config), into agents,
+// tools, LLM calls, handoffs and orchestration wrappers, and builds each trace's delegation
+// DAG (invocations, edges with the evidence that made them, rollups, depth, cycles). The
+// handoff processor writes the DAG's HANDOFF spans from it (handoff.go).
+//
+// # The model is the only reader of raw spans
+//
+// Dialect knowledge lives here alone, so a new framework is taught in one place. Every
+// other package (rules, reports, the assertion exporter, the CLI) reads normalized fields
+// and never a span's attributes, events or links, nor the pdata span behind a Span:
+//
+//   - runs: Invocation (name, input, output, allowed tools, tool calls, edges in and out,
+//     Self and Subtree rollups), Invocation.Status (completed | failed |
+//     awaiting_approval, with its evidence), Invocation.AwaitingApproval,
+//     Invocation.LLMCalls and Invocation.AllowedToolNames (ToolNamesOf);
+//   - content: Value (text and the chain place it came from, or the places tried), the
+//     chat-message formats (MessageText, ContentValue), ParseJSON, and Span.InputText (what
+//     an LLM call was given);
+//   - tool calls: ToolCall (arguments and result as Values, Params, ParsedArgs,
+//     TriggerTarget);
+//   - spans: Span (role, name, error, control flow, tokens, owner, tool call), Span.Start,
+//     Span.End, Span.SpanName, Span.StatusError, the recovery markers (Span.HasRecovery,
+//     Span.Recovery), Graph.InvocationOf;
+//   - the trace: Graph.TestContext (context.* of the test-case fields), Graph.Selector (what
+//     case conditions select on), ScanBatch and WithoutLate (the processor's late and
+//     incomplete markers), Graph.MarkIncomplete.
+//
+// A rule that needs something else of a span adds a normalized field here (a new file
+// beside run.go, content.go, calls.go, selector.go), with a test on a real capture; where
+// the field is a list of keys, it belongs in a chain so config can override it.
+// TestOnlyTheModelReadsRawSpans (onlyreader_test.go) parses every non-test Go file of the
+// module outside this package and fails, naming file:line, on a raw read. Exempt are the
+// processor's span splitting and marking (handoffprocessor/split.go) and the packages that
+// build spans (internal/rules/rulestest, internal/workload, cmd/loadtest, cmd/otlpreplay).
+package agentgraph

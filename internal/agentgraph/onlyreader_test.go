@@ -1,0 +1,220 @@
+package agentgraph
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// The model is the only reader of raw spans (see the package doc): outside this package,
+// no non-test Go file reads span, resource or event attributes, span events or links, or
+// the raw pdata span behind a Span. These files are exempt: they split, mark or build
+// spans rather than read them.
+var rawReadersAllowed = []string{
+	"internal/agentgraph/",      // the model
+	"handoffprocessor/split.go", // the processor's span splitting and marking
+	"internal/rules/rulestest/", // test helpers that build spans
+	"internal/workload/",        // synthetic workloads
+	"cmd/loadtest/",             // load generator
+	"cmd/otlpreplay/",           // replays span files
+}
+
+// rawAccessors are the pdata calls that read raw content: attributes (of spans,
+// resources, scopes, events, links), span events and span links.
+var rawAccessors = map[string]bool{"Attributes": true, "Events": true, "Links": true}
+
+// pdataMethods are the methods of the pdata types a Span wraps, by the Span field that
+// holds each (Span, Resource, Scope): calling one through the field reads the raw span.
+var pdataMethods = map[string]map[string]bool{
+	"Span":     methodNames(reflect.TypeOf(ptrace.Span{})),
+	"Resource": methodNames(reflect.TypeOf(pcommon.Resource{})),
+	"Scope":    methodNames(reflect.TypeOf(pcommon.InstrumentationScope{})),
+}
+
+func methodNames(t reflect.Type) map[string]bool {
+	out := map[string]bool{}
+	for i := 0; i < t.NumMethod(); i++ {
+		out[t.Method(i).Name] = true
+	}
+	return out
+}
+
+// rawReads parses one Go file and reports, as "file:line: what", every raw read: a call
+// of Attributes(), Events() or Links(); a selector X.Span.Span (the pdata span behind a
+// Span, or its ToolCall's or Invocation's); a pdata method called through a Span's field
+// (s.Span.Name(), s.Resource.Attributes(), s.Scope.Name()). The checks are syntactic (no
+// type information): a pdata span copied into a local variable and read there by another
+// method (sp.Name()) escapes them, but any read of its attributes, events or links is
+// found.
+func rawReads(fset *token.FileSet, name string, src any) ([]string, error) {
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	report := func(n ast.Node, what string) {
+		out = append(out, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), what))
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			sel, ok := n.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if rawAccessors[sel.Sel.Name] && len(n.Args) == 0 {
+				report(n, "calls ."+sel.Sel.Name+"()")
+				return true
+			}
+			if field, ok := sel.X.(*ast.SelectorExpr); ok && pdataMethods[field.Sel.Name][sel.Sel.Name] {
+				if field.Sel.Name == "Span" && isSpanSpan(field) {
+					return true // reported as X.Span.Span below
+				}
+				report(n, fmt.Sprintf("calls the pdata method .%s.%s()", field.Sel.Name, sel.Sel.Name))
+			}
+		case *ast.SelectorExpr:
+			if isSpanSpan(n) {
+				report(n, "reads the pdata span .Span.Span")
+			}
+		}
+		return true
+	})
+	return out, nil
+}
+
+// isSpanSpan: the selector is X.Span.Span.
+func isSpanSpan(s *ast.SelectorExpr) bool {
+	inner, ok := s.X.(*ast.SelectorExpr)
+	return ok && s.Sel.Name == "Span" && inner.Sel.Name == "Span"
+}
+
+// moduleRoot is the folder of the repository's go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(".")
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the package")
+		dir = parent
+	}
+}
+
+// rawReadsUnder scans every non-test Go file under root outside the exempt paths.
+func rawReadsUnder(t *testing.T, root string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	var found []string
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "_build", "node_modules", "testdata", "vendor":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		for _, allowed := range rawReadersAllowed {
+			if strings.HasPrefix(rel, allowed) {
+				return nil
+			}
+		}
+		files++
+		reads, err := rawReads(fset, path, nil)
+		if err != nil {
+			return err
+		}
+		for _, r := range reads {
+			found = append(found, strings.TrimPrefix(r, root+string(filepath.Separator)))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, files, 20, "the scan found too few Go files under %s", root)
+	return found // WalkDir goes in lexical order, the inspection in source order
+}
+
+// TestOnlyTheModelReadsRawSpans fails, naming file:line, when a package other than
+// agentgraph (and the exempt span splitting and span builders) reads raw span content.
+// AGENTGRAPH_ONLYREADER_ROOT points the scan at another checkout (to see it fail on code
+// from before the rule: `git archive <commit> | tar -x -C /tmp/old`).
+func TestOnlyTheModelReadsRawSpans(t *testing.T) {
+	root := os.Getenv("AGENTGRAPH_ONLYREADER_ROOT")
+	if root == "" {
+		root = moduleRoot(t)
+	}
+	for _, allowed := range rawReadersAllowed {
+		_, err := os.Stat(filepath.Join(root, filepath.FromSlash(allowed)))
+		require.NoError(t, err, "exempt path %s is gone: drop it from rawReadersAllowed", allowed)
+	}
+	found := rawReadsUnder(t, filepath.Clean(root))
+	if len(found) > 0 {
+		t.Fatalf("%d raw span reads outside internal/agentgraph: read normalized fields of the model instead, "+
+			"or add the field to agentgraph (its package doc says how):\n%s", len(found), strings.Join(found, "\n"))
+	}
+}
+
+// TestRawReadsFound checks the scanner on the raw reads the rules, the exporter and the
+// processor made before the model took them over (verbatim lines of that code).
+func TestRawReadsFound(t *testing.T) {
+	src := `package rules
+
+func old() {
+	if v, ok := span.Span.Attributes().Get(AttrRunStatus); ok {}
+	events := s.Events()
+	add(g.RootSpan.Resource.Attributes())
+	vars["root_span_name"] = g.RootSpan.Span.Name()
+	start := uint64(e.To.Span.Span.StartTimestamp())
+	if root.Span.Status().Code() == ptrace.StatusCodeError {}
+	l := found.Span.Links().At(0)
+	scope := inv.Span.Scope.Name()
+	attrs := sp.Attributes()
+	raw := inv.Span.Span
+}
+
+func fine() {
+	_ = inv.Span.ID.String()
+	_ = e.To.Span.Start()
+	_ = tc.Span.Error
+	_ = inv.Span.Name.Text
+	_ = g.Selector().Attributes
+	_ = s.SpanName()
+	_ = attrs.Get("k")
+}
+`
+	got, err := rawReads(token.NewFileSet(), "old.go", src)
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"old.go:4:14: calls .Attributes()",
+		"old.go:5:12: calls .Events()",
+		"old.go:6:6: calls .Attributes()",
+		"old.go:7:27: calls the pdata method .Span.Name()",
+		"old.go:8:18: reads the pdata span .Span.Span",
+		"old.go:9:5: calls the pdata method .Span.Status()",
+		"old.go:10:7: calls .Links()",
+		"old.go:11:11: calls the pdata method .Scope.Name()",
+		"old.go:12:11: calls .Attributes()",
+		"old.go:13:9: reads the pdata span .Span.Span",
+	}, got)
+}
