@@ -156,7 +156,7 @@ func (o *output) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 		o.s.stamp.stamp(td, verdicts)
 		return o.traces.ConsumeTraces(ctx, td)
 	case o.logs != nil:
-		ld := buildLogs(verdicts, handoffSpansIn(td), time.Now())
+		ld := buildLogs(verdicts, spanIDsIn(td), time.Now())
 		if n := ld.LogRecordCount(); n > 0 {
 			o.s.tb.ConnectorAssertionLogRecords.Add(ctx, int64(n), o.s.self.phase(phaseNow))
 			return o.logs.ConsumeLogs(ctx, ld)
@@ -188,7 +188,7 @@ func (s *shared) verdictsOf(ctx context.Context, td ptrace.Traces) []assertionex
 	for _, v := range verdicts {
 		if v.Pending > 0 {
 			if handoffs == nil {
-				handoffs = handoffSpansIn(td)
+				handoffs = spanIDsIn(td)
 			}
 			s.pending.remember(v.Graph, handoffs)
 		}

@@ -141,13 +141,13 @@ func seconds(s *agentgraph.Span) (float64, bool) {
 	if s == nil || s.DurationUnknown {
 		return 0, false
 	}
-	return time.Duration(s.Span.EndTimestamp() - s.Span.StartTimestamp()).Seconds(), true
+	return time.Duration(s.End() - s.Start()).Seconds(), true
 }
 
 func exemplarOf(trace pcommon.TraceID, s *agentgraph.Span, v float64) exemplar {
 	ex := exemplar{trace: trace, value: v}
 	if s != nil {
-		ex.span, ex.at = s.ID, s.Span.EndTimestamp()
+		ex.span, ex.at = s.ID, s.End()
 	}
 	return ex
 }
@@ -232,7 +232,7 @@ func (a *aggregator) addResultsLocked(results []rules.Result, g *agentgraph.Grap
 		id, _ := judgedSpan(g, x, r, none)
 		p.ex = exemplar{trace: g.TraceID, span: id, value: 1}
 		if s := x[p.ex.span.String()]; s != nil {
-			p.ex.at = s.Span.EndTimestamp()
+			p.ex.at = s.End()
 		}
 		if r.Action == rules.ActionBudget && (r.Outcome == rules.Pass || r.Outcome == rules.Fail) {
 			a.budgetUse(r, g)
@@ -337,64 +337,4 @@ func sortedKeys[K comparable, V any](m map[K]V, less func(a, b K) bool) []K {
 	}
 	sort.Slice(keys, func(i, j int) bool { return less(keys[i], keys[j]) })
 	return keys
-}
-
-func putExemplar(exs pmetric.ExemplarSlice, ex exemplar) {
-	e := exs.AppendEmpty()
-	e.SetTraceID(ex.trace)
-	e.SetSpanID(ex.span)
-	e.SetTimestamp(ex.at)
-	e.SetDoubleValue(ex.value)
-}
-
-func sums[K comparable](ms pmetric.MetricSlice, name, unit, desc string, points map[K]*sumPoint, ts, start pcommon.Timestamp,
-	attrs func(K, pcommon.Map), less func(a, b K) bool,
-) {
-	if len(points) == 0 {
-		return
-	}
-	m := ms.AppendEmpty()
-	m.SetName(name)
-	m.SetUnit(unit)
-	m.SetDescription(desc)
-	s := m.SetEmptySum()
-	s.SetIsMonotonic(true)
-	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	for _, k := range sortedKeys(points, less) {
-		p := points[k]
-		dp := s.DataPoints().AppendEmpty()
-		attrs(k, dp.Attributes())
-		dp.SetStartTimestamp(start)
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(p.value)
-		putExemplar(dp.Exemplars(), p.ex)
-	}
-}
-
-func hists[K comparable](ms pmetric.MetricSlice, name, unit, desc string, bounds []float64, points map[K]*histPoint, ts, start pcommon.Timestamp,
-	attrs func(K, pcommon.Map), less func(a, b K) bool,
-) {
-	if len(points) == 0 {
-		return
-	}
-	m := ms.AppendEmpty()
-	m.SetName(name)
-	m.SetUnit(unit)
-	m.SetDescription(desc)
-	h := m.SetEmptyHistogram()
-	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	for _, k := range sortedKeys(points, less) {
-		p := points[k]
-		dp := h.DataPoints().AppendEmpty()
-		attrs(k, dp.Attributes())
-		dp.SetStartTimestamp(start)
-		dp.SetTimestamp(ts)
-		dp.ExplicitBounds().FromRaw(bounds)
-		dp.BucketCounts().FromRaw(p.counts)
-		dp.SetCount(p.count)
-		dp.SetSum(p.sum)
-		dp.SetMin(p.minV)
-		dp.SetMax(p.maxV)
-		putExemplar(dp.Exemplars(), p.ex)
-	}
 }

@@ -71,32 +71,6 @@ func errorTypeOf(r rules.Result) string {
 	return "_OTHER"
 }
 
-// putResultAttributes writes one result's gen_ai.evaluation.result attributes; e is the
-// handoff the result is about (nil: none).
-func putResultAttributes(attrs pcommon.Map, r rules.Result, e *agentgraph.Edge) {
-	attrs.PutStr(AttrEvaluationName, r.Case+"/"+r.Step)
-	if r.Score != nil {
-		attrs.PutDouble(AttrScoreValue, *r.Score)
-	}
-	attrs.PutStr(AttrScoreLabel, string(r.Outcome))
-	attrs.PutStr(AttrExplanation, r.Message)
-	if r.Outcome == rules.Error {
-		attrs.PutStr(AttrErrorType, errorTypeOf(r))
-	}
-	attrs.PutStr(AttrExpected, r.Expected)
-	attrs.PutStr(AttrActual, r.Actual)
-	attrs.PutStr(AttrTestCaseName, r.Case)
-	attrs.PutStr(AttrStep, r.Step)
-	switch {
-	case r.From != "" || r.To != "":
-		attrs.PutStr(AttrHandoffSource, r.From)
-		attrs.PutStr(AttrHandoffTarget, r.To)
-	case e != nil:
-		attrs.PutStr(AttrHandoffSource, e.From.Name)
-		attrs.PutStr(AttrHandoffTarget, e.To.Name)
-	}
-}
-
 // spanIndex finds a graph's spans by their hex span id.
 type spanIndex map[string]*agentgraph.Span
 
@@ -179,15 +153,11 @@ func verdictOf(results []rules.Result) (verdict string, failed []string, ok bool
 	return verdict, failed, ok
 }
 
-// handoffSpansIn lists the HANDOFF spans of a batch (synthesized by the handoff processor
-// or the framework's own, as the processor marks both).
-func handoffSpansIn(td ptrace.Traces) map[pcommon.SpanID]bool {
+// spanIDsIn lists the span ids of a batch: whether a HANDOFF span the processor
+// synthesized is there (the graph it shares was built before it added them).
+func spanIDsIn(td ptrace.Traces) map[pcommon.SpanID]bool {
 	out := map[pcommon.SpanID]bool{}
-	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
-		if v, ok := sp.Attributes().Get(agentgraph.AttrSpanKind); ok && v.Str() == "HANDOFF" {
-			out[sp.SpanID()] = true
-		}
-	})
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { out[sp.SpanID()] = true })
 	return out
 }
 
