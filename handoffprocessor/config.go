@@ -29,6 +29,10 @@ type Config struct {
 	NumShards int `mapstructure:"num_shards"`
 	// LateSpanCacheSize is how many released trace ids are remembered to recognize late spans.
 	LateSpanCacheSize int `mapstructure:"late_span_cache_size"`
+	// LinkCacheSize is how many spans of released traces are remembered with the agent run
+	// that owns them, so that a later trace linking to one (an asynchronous handoff) is
+	// joined to its sender (0 = no cache: such links are named by their attributes only).
+	LinkCacheSize int `mapstructure:"link_cache_size"`
 	// Release bounds the batches sent downstream.
 	Release ReleaseConfig `mapstructure:"release"`
 	// ShutdownTimeout bounds the shutdown flush; the shutdown context's deadline, when
@@ -62,8 +66,10 @@ const (
 	maxNumShards         = 1024
 	maxNumTraces         = 10_000_000
 	maxLateSpanCacheSize = 10_000_000
-	maxSpansPerTrace     = 10_000_000
-	maxBatchSpansLimit   = 1_000_000
+	// maxLinkCacheSize: about 1 GiB at ~100 bytes per span (README, "Tuning and sizing").
+	maxLinkCacheSize   = 10_000_000
+	maxSpansPerTrace   = 10_000_000
+	maxBatchSpansLimit = 1_000_000
 	// maxBatchBytesLimit: 256 MiB; a downstream gRPC receiver takes 4 MiB by default.
 	maxBatchBytesLimit = 256 << 20
 )
@@ -110,6 +116,11 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("num_shards (%d) must be at most %d", c.NumShards, maxNumShards))
 	}
 	errs = append(errs, inRange("late_span_cache_size", c.LateSpanCacheSize, 1, maxLateSpanCacheSize))
+	if c.LinkCacheSize < 0 {
+		errs = append(errs, errors.New("link_cache_size must not be negative (0 = no link cache)"))
+	} else if c.LinkCacheSize > maxLinkCacheSize {
+		errs = append(errs, fmt.Errorf("link_cache_size (%d) must be at most %d", c.LinkCacheSize, maxLinkCacheSize))
+	}
 	errs = append(errs, inRange("release.max_batch_spans", c.Release.MaxBatchSpans, 1, maxBatchSpansLimit))
 	errs = append(errs, inRange("release.max_batch_bytes", c.Release.MaxBatchBytes, 1, maxBatchBytesLimit))
 	if c.ShutdownTimeout <= 0 {

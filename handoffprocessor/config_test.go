@@ -32,6 +32,7 @@ func TestLoadConfig(t *testing.T) {
 				MaxSpansPerTrace:  2000,
 				NumShards:         4,
 				LateSpanCacheSize: 1000,
+				LinkCacheSize:     5000,
 				Release:           ReleaseConfig{MaxBatchSpans: 2000, MaxBatchBytes: 1 << 20},
 				ShutdownTimeout:   20 * time.Second,
 				Content: ContentConfig{
@@ -77,6 +78,8 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_num_shards.yaml":                   "num_shards (5000) must be at most 1024",
 		"invalid_late_span_cache_size.yaml":         "late_span_cache_size (20000000) must be at most 10000000",
 		"invalid_num_traces_cap.yaml":               "num_traces (10000001) must be at most 10000000",
+		"invalid_link_cache_size.yaml":              "link_cache_size (20000000) must be at most 10000000",
+		"invalid_link_cache_size_negative.yaml":     "link_cache_size must not be negative (0 = no link cache)",
 		"invalid_max_spans_per_trace_cap.yaml":      "max_spans_per_trace (20000000) must be at most 10000000",
 		"invalid_release_max_batch_spans.yaml":      "release.max_batch_spans must be greater than 0",
 		"invalid_release_max_batch_bytes.yaml":      "release.max_batch_bytes (1073741824) must be at most 268435456",

@@ -24,6 +24,7 @@ func createDefaultConfig() component.Config {
 		NumTraces:         10000,
 		MaxSpansPerTrace:  10000,
 		LateSpanCacheSize: 100000,
+		LinkCacheSize:     100000,
 		Release: ReleaseConfig{
 			MaxBatchSpans: 8192,
 			// 3 MiB: a downstream OTLP/gRPC receiver rejects messages over 4 MiB by default.

@@ -27,6 +27,8 @@ type handoffProcessor struct {
 	graphOpts agentgraph.Options
 	policy    agentgraph.ContentPolicy
 	now       func() time.Time
+	// links remembers the agent spans of released traces for span links (nil: off).
+	links *linkCache
 
 	seed         maphash.Seed
 	shards       []*shard
@@ -72,6 +74,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 		telemetry:    tel,
 		graphOpts:    agentgraph.Options{Chains: cfg.Chains},
 		policy:       cfg.contentPolicy(),
+		links:        newLinkCache(cfg.LinkCacheSize),
 		now:          time.Now,
 		seed:         maphash.MakeSeed(),
 		releaseQueue: make(chan releaseChunk, 2*numShards),
@@ -109,6 +112,7 @@ func (p *handoffProcessor) Start(context.Context, component.Host) error {
 	p.logger.Info("handoff processor started",
 		zap.Int("shards", len(p.shards)), zap.Duration("quiet_period", p.cfg.QuietPeriod),
 		zap.Duration("max_wait", p.cfg.MaxWait), zap.Int("num_traces", p.cfg.NumTraces),
+		zap.Int("link_cache_size", p.cfg.LinkCacheSize),
 		zap.Int("release_max_batch_spans", p.cfg.Release.MaxBatchSpans),
 		zap.Int("release_max_batch_bytes", p.cfg.Release.MaxBatchBytes),
 		zap.Duration("shutdown_timeout", p.cfg.ShutdownTimeout))
@@ -366,11 +370,7 @@ func (p *handoffProcessor) EndOfInput(ctx context.Context) error {
 		releases = append(releases, (<-reply).releases...)
 	}
 	p.mu.RUnlock()
-	units := make([]unit, 0, len(releases))
-	for _, r := range releases {
-		units = append(units, p.assembleOne(r))
-	}
-	return p.forwardSync(ctx, units)
+	return p.forwardSync(ctx, p.assemble(releases))
 }
 
 // tick makes every shard release what is due now (tests drive time through p.now).

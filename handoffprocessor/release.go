@@ -25,12 +25,35 @@ type unit struct {
 	stats  releaseStats
 }
 
-// assembleOne builds the delegation DAG of a released trace, adds its HANDOFF spans, marks
-// it incomplete when it is, and sizes the result.
-func (p *handoffProcessor) assembleOne(r release) unit {
+// assemble builds the units of released traces in two passes: every delegation DAG first,
+// each remembered by the link cache, then each one's links into other traces resolved and
+// its HANDOFF spans added. A receiver released together with its sender (a replay's end of
+// input, one timed chunk) is so named by it whatever their order.
+func (p *handoffProcessor) assemble(rs []release) []unit {
+	if len(rs) == 0 {
+		return nil
+	}
+	graphs := make([]*agentgraph.Graph, len(rs))
+	built := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		began := time.Now()
+		graphs[i] = agentgraph.Build(r.trace.id, agentgraph.SpansOf(r.trace.data)[r.trace.id], p.graphOpts)
+		p.links.remember(graphs[i])
+		built[i] = time.Since(began)
+	}
+	units := make([]unit, len(rs))
+	for i, r := range rs {
+		units[i] = p.finishOne(r, graphs[i], built[i])
+	}
+	return units
+}
+
+// finishOne resolves the span links of a released trace's DAG, adds its HANDOFF spans,
+// marks it incomplete when it is, and sizes the result. built is the time the DAG took.
+func (p *handoffProcessor) finishOne(r release, g *agentgraph.Graph, built time.Duration) unit {
 	t := r.trace
 	began := time.Now()
-	g := agentgraph.Build(t.id, agentgraph.SpansOf(t.data)[t.id], p.graphOpts)
+	links := g.ResolveLinks(p.links.resolver())
 	added := agentgraph.AppendHandoffs(g, t.data, p.policy)
 	// Complete: the root arrived (and the quiet period passed, or the input ended) and no
 	// span misses its parent. Orphans mean part of the trace is elsewhere: sent before a
@@ -57,8 +80,9 @@ func (p *handoffProcessor) assembleOne(r release) unit {
 			orphans:     g.Orphans,
 			duplicates:  g.Duplicates,
 			brokenLinks: g.BrokenLinks,
+			links:       links,
 			hold:        p.now().Sub(t.first),
-			assembly:    time.Since(began),
+			assembly:    built + time.Since(began),
 		},
 	}
 }
@@ -180,15 +204,20 @@ func (p *handoffProcessor) forwardReleased(ctx context.Context, rs []release) {
 		}
 		return nil
 	}}
-	for i, r := range rs {
+	if ctx.Err() != nil {
+		p.dropReleases(rs)
+		return
+	}
+	units := p.assemble(rs)
+	for i, u := range units {
 		if ctx.Err() != nil {
 			if cur := b.pending(); cur != nil {
 				p.dropUnits(cur.units)
 			}
-			p.dropReleases(rs[i:])
+			p.dropUnits(units[i:])
 			return
 		}
-		b.add(p.assembleOne(r))
+		b.add(u)
 	}
 	b.flush()
 }

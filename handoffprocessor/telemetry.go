@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
 
 // telemetry records the processor's own metrics through the generated TelemetryBuilder.
@@ -20,11 +21,16 @@ type telemetry struct {
 var (
 	triggerAttrs = map[string]metric.MeasurementOption{}
 	forwarded    = metric.WithAttributeSet(attribute.NewSet(attribute.String("action", "forwarded")))
+	// resolvedBy: what named the sender of a span link into another trace.
+	resolvedBy = map[string]metric.MeasurementOption{}
 )
 
 func init() {
 	for _, t := range []string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown, triggerEndOfInput} {
 		triggerAttrs[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("trigger", t)))
+	}
+	for _, by := range []string{agentgraph.LinkBySenderTrace, agentgraph.LinkByAttributes, agentgraph.LinkByHandoffSpan} {
+		resolvedBy[by] = metric.WithAttributeSet(attribute.NewSet(attribute.String("by", by)))
 	}
 }
 
@@ -59,6 +65,10 @@ func (t *telemetry) start(numTraces int) {
 	t.tb.ProcessorHandoffTracesDroppedOnShutdown.Add(ctx, 0)
 	t.tb.ProcessorHandoffSpansDroppedOnShutdown.Add(ctx, 0)
 	t.tb.ProcessorHandoffInvalidTraceIDSpans.Add(ctx, 0)
+	for _, opt := range resolvedBy {
+		t.tb.ProcessorHandoffResolvedLinks.Add(ctx, 0, opt)
+	}
+	t.tb.ProcessorHandoffUnresolvedLinks.Add(ctx, 0)
 }
 
 func (t *telemetry) shutdown() { t.tb.Shutdown() }
@@ -95,6 +105,7 @@ func (t *telemetry) droppedOnShutdown(traces, spans int64) {
 type releaseStats struct {
 	trigger                                           string
 	spans, handoffs, orphans, duplicates, brokenLinks int
+	links                                             agentgraph.LinkCounts
 	hold, assembly                                    time.Duration
 }
 
@@ -118,6 +129,18 @@ func (t *telemetry) released(ctx context.Context, s releaseStats) {
 	}
 	if s.brokenLinks > 0 {
 		t.tb.ProcessorHandoffBrokenParentLinks.Add(ctx, int64(s.brokenLinks))
+	}
+	for by, n := range map[string]int{
+		agentgraph.LinkBySenderTrace: s.links.BySenderTrace,
+		agentgraph.LinkByAttributes:  s.links.ByAttributes,
+		agentgraph.LinkByHandoffSpan: s.links.ByHandoffSpan,
+	} {
+		if n > 0 {
+			t.tb.ProcessorHandoffResolvedLinks.Add(ctx, int64(n), resolvedBy[by])
+		}
+	}
+	if s.links.Unresolved > 0 {
+		t.tb.ProcessorHandoffUnresolvedLinks.Add(ctx, int64(s.links.Unresolved))
 	}
 	t.tb.ProcessorHandoffTraceHoldTime.Record(ctx, s.hold.Milliseconds())
 	t.tb.ProcessorHandoffAssemblyLatency.Record(ctx, float64(s.assembly.Microseconds())/1000)

@@ -62,9 +62,11 @@ func (g *Graph) markLLMBelow() {
 }
 
 // isWorkflowPseudoAgent: the root AGENT span an OpenAI-Agents bridge makes from the SDK's
-// trace ("Agent workflow"), which names no agent.
+// trace ("Agent workflow"), which names no agent. It is the topmost span of its scope: the
+// trace's root, or a child of another instrumentation's span (the HTTP server span of a
+// service the trace crossed into).
 func isWorkflowPseudoAgent(s *Span) bool {
-	if s.parent != nil || s.Name.Source != "span.name.verbatim" {
+	if (s.parent != nil && s.parent.Scope.Name() == s.Scope.Name()) || s.Name.Source != "span.name.verbatim" {
 		return false
 	}
 	scope := s.Scope.Name()

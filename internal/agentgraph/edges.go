@@ -51,66 +51,6 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 	}
 }
 
-// spanLinkEdges joins a top-level agent to a sender in another trace: a sub-agent that
-// exports its own trace links its root to the span that dispatched it. The sender is a
-// remote stand-in named by the link's attributes (handoff source chain, gen_ai.agent.name,
-// gen_ai.caller.name), else by the linked trace id.
-func (g *Graph) spanLinkEdges(chains Chains) {
-	keys := append(append(Chain{}, chains.HandoffFrom...), "gen_ai.agent.name", "gen_ai.caller.name")
-	// linked[s] is the nearest span at or above s with a link into another trace (nil:
-	// none); filled along each walk, so every span is walked once.
-	linked := map[*Span]*Span{}
-	var path []*Span
-	for _, inv := range g.Invocations {
-		if inv.In != nil || inv.Span.owner != nil {
-			continue
-		}
-		path = path[:0]
-		var found *Span
-		for s := inv.Span; s != nil; s = s.parent {
-			g.work++
-			if l, ok := linked[s]; ok {
-				found = l
-				break
-			}
-			path = append(path, s)
-			if foreignLink(g, s) >= 0 {
-				found = s
-				break
-			}
-		}
-		for _, s := range path {
-			linked[s] = found
-		}
-		if found == nil {
-			continue
-		}
-		l := found.Span.Links().At(foreignLink(g, found))
-		name := "trace " + l.TraceID().String()
-		for _, key := range keys {
-			if v, ok := l.Attributes().Get(key); ok && asText(v) != "" {
-				name = asText(v)
-				break
-			}
-		}
-		ref := &RemoteRef{TraceID: l.TraceID(), SpanID: l.SpanID()}
-		remote := &Invocation{Index: -1, Name: name, Remote: ref,
-			Span: &Span{ID: l.SpanID(), Role: RoleAgent, Name: Value{Text: name, Source: "span_link"}}}
-		g.addEdge(&Edge{From: remote, To: inv, Detection: DetectSpanLink})
-	}
-}
-
-// foreignLink is the index of s's first link into another trace, or -1.
-func foreignLink(g *Graph, s *Span) int {
-	links := s.Span.Links()
-	for i := 0; i < links.Len(); i++ {
-		if l := links.At(i); l.TraceID() != g.TraceID && !l.TraceID().IsEmpty() {
-			return i
-		}
-	}
-	return -1
-}
-
 // inferSiblingEdges is the last resort for agents that nothing else links: consecutive
 // agent runs under the same non-agent span (a programmatic hand-off in application code)
 // are chained in start order and marked inferred.
@@ -227,7 +167,7 @@ func (g *Graph) detectEdges(chains Chains) {
 	}
 
 	for _, s := range g.Spans {
-		if s.Role != RoleHandoff {
+		if s.Role != RoleHandoff || isReplayedRemoteHandoff(s) { // cross-trace: links.go
 			continue
 		}
 		to := resolve(s.Span, chains.HandoffTo, nil)

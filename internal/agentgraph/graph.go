@@ -128,10 +128,17 @@ type Invocation struct {
 	tin, tout   int
 }
 
-// RemoteRef points at a span of another trace.
+// RemoteRef points at a span of another trace (see links.go).
 type RemoteRef struct {
 	TraceID pcommon.TraceID
-	SpanID  pcommon.SpanID
+	// SpanID is the sender's agent span when a resolver or a HANDOFF span named it, else
+	// the linked span.
+	SpanID pcommon.SpanID
+	// LinkedSpanID is the span the receiver's link points at.
+	LinkedSpanID pcommon.SpanID
+	// Resolution says what named the sender (LinkByHandoffSpan, LinkByResolver,
+	// LinkByAttributes, LinkUnresolved).
+	Resolution string
 }
 
 // Detection says what evidence produced an edge, strongest first.
@@ -242,6 +249,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 		s.DurationUnknown = durationUnknown(s.Span)
 	}
 	g.refineRoles()
+	g.remoteAgentStubs()
 	g.assignOwners()
 	g.collect(chains)
 	g.detectEdges(chains)

@@ -204,6 +204,7 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	put(AttrSourceSpanID, e.From.Span.ID.String())
 	if e.From.Remote != nil {
 		put(AttrSourceTraceID, e.From.Remote.TraceID.String())
+		put(AttrSourceResolution, e.From.Remote.Resolution)
 	}
 	put(AttrTargetSpanID, e.To.Span.ID.String())
 	put(AttrDetection, e.Detection)

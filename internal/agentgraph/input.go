@@ -32,7 +32,8 @@ func SpansOf(td ptrace.Traces) map[pcommon.TraceID][]*Span {
 	return out
 }
 
-// BuildAll builds the graph of every trace in td, ordered by trace id.
+// BuildAll builds the graph of every trace in td, ordered by trace id, and resolves the
+// span links between them (ResolveLinksAmong).
 func BuildAll(td ptrace.Traces, opts Options) []*Graph {
 	byTrace := SpansOf(td)
 	ids := make([]pcommon.TraceID, 0, len(byTrace))
@@ -44,6 +45,7 @@ func BuildAll(td ptrace.Traces, opts Options) []*Graph {
 	for _, id := range ids {
 		graphs = append(graphs, Build(id, byTrace[id], opts))
 	}
+	ResolveLinksAmong(graphs)
 	return graphs
 }
 

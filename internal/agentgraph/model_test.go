@@ -23,17 +23,6 @@ func onlyGraph(t *testing.T, td ptrace.Traces) *Graph {
 }
 
 // invocationNamed is the first run of an agent.
-func invocationNamed(t *testing.T, g *Graph, name string) *Invocation {
-	t.Helper()
-	for _, inv := range g.Invocations {
-		if inv.Name == name {
-			return inv
-		}
-	}
-	t.Fatalf("no run of %s", name)
-	return nil
-}
-
 func TestRunStatusOnCaptures(t *testing.T) {
 	// Google ADK, both tools succeed: every run completed, no approval pending.
 	g := onlyGraph(t, capture(t, "google-adk-ok"))

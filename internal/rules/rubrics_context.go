@@ -147,7 +147,7 @@ func (x *dagIndex) sourceFilter() *sourceFilter {
 	for _, s := range x.g.Spans {
 		x.work++
 		f.ids[s.ID.String()] = true
-		for _, ts := range []int64{int64(s.Span.StartTimestamp()), int64(s.Span.EndTimestamp())} {
+		for _, ts := range []int64{int64(s.Start()), int64(s.End())} {
 			if ts <= 0 {
 				continue // not recorded
 			}

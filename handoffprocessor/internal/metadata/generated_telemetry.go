@@ -36,6 +36,7 @@ type TelemetryBuilder struct {
 	ProcessorHandoffOrphanSpans             metric.Int64Counter
 	ProcessorHandoffReleaseFailedTraces     metric.Int64Counter
 	ProcessorHandoffReleaseFailures         metric.Int64Counter
+	ProcessorHandoffResolvedLinks           metric.Int64Counter
 	ProcessorHandoffSpansDroppedOnShutdown  metric.Int64Counter
 	ProcessorHandoffSpansInMemory           metric.Int64UpDownCounter
 	ProcessorHandoffSpansReleased           metric.Int64Counter
@@ -46,6 +47,7 @@ type TelemetryBuilder struct {
 	ProcessorHandoffTracesInMemory          metric.Int64UpDownCounter
 	ProcessorHandoffTracesReleased          metric.Int64Counter
 	ProcessorHandoffTracesTooLarge          metric.Int64Counter
+	ProcessorHandoffUnresolvedLinks         metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -138,6 +140,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffResolvedLinks, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_resolved_links",
+		metric.WithDescription("Span links into another trace whose sender agent was named, by what named it (by = sender_trace, the link cache or another trace of the same batch; link_attributes; handoff_span, a HANDOFF span already in the trace). [Development]"),
+		metric.WithUnit("{links}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffSpansDroppedOnShutdown, err = builder.meter.Int64Counter(
 		"otelcol_processor_handoff_spans_dropped_on_shutdown",
 		metric.WithDescription("Buffered spans not forwarded because the shutdown budget (shutdown_timeout or the shutdown context) ran out. [Development]"),
@@ -198,6 +206,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_handoff_traces_too_large",
 		metric.WithDescription("Traces released early (incomplete) because max_spans_per_trace was reached. [Development]"),
 		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffUnresolvedLinks, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_unresolved_links",
+		metric.WithDescription("Span links into another trace whose sender agent nothing named (the sender's trace not yet released, already forgotten by the link cache, or never seen); the HANDOFF span then names the sender trace followed by the linked trace id. [Development]"),
+		metric.WithUnit("{links}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -178,6 +178,22 @@ func AssertEqualProcessorHandoffReleaseFailures(t *testing.T, tt *componenttest.
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorHandoffResolvedLinks(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_handoff_resolved_links",
+		Description: "Span links into another trace whose sender agent was named, by what named it (by = sender_trace, the link cache or another trace of the same batch; link_attributes; handoff_span, a HANDOFF span already in the trace). [Development]",
+		Unit:        "{links}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_handoff_resolved_links")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorHandoffSpansDroppedOnShutdown(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_handoff_spans_dropped_on_shutdown",
@@ -332,6 +348,22 @@ func AssertEqualProcessorHandoffTracesTooLarge(t *testing.T, tt *componenttest.T
 		},
 	}
 	got, err := tt.GetMetric("otelcol_processor_handoff_traces_too_large")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualProcessorHandoffUnresolvedLinks(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_handoff_unresolved_links",
+		Description: "Span links into another trace whose sender agent nothing named (the sender's trace not yet released, already forgotten by the link cache, or never seen); the HANDOFF span then names the sender trace followed by the linked trace id. [Development]",
+		Unit:        "{links}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_handoff_unresolved_links")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -30,6 +30,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorHandoffOrphanSpans.Add(context.Background(), 1)
 	tb.ProcessorHandoffReleaseFailedTraces.Add(context.Background(), 1)
 	tb.ProcessorHandoffReleaseFailures.Add(context.Background(), 1)
+	tb.ProcessorHandoffResolvedLinks.Add(context.Background(), 1)
 	tb.ProcessorHandoffSpansDroppedOnShutdown.Add(context.Background(), 1)
 	tb.ProcessorHandoffSpansInMemory.Add(context.Background(), 1)
 	tb.ProcessorHandoffSpansReleased.Add(context.Background(), 1)
@@ -40,6 +41,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorHandoffTracesInMemory.Add(context.Background(), 1)
 	tb.ProcessorHandoffTracesReleased.Add(context.Background(), 1)
 	tb.ProcessorHandoffTracesTooLarge.Add(context.Background(), 1)
+	tb.ProcessorHandoffUnresolvedLinks.Add(context.Background(), 1)
 	AssertEqualProcessorHandoffAssemblyLatency(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
@@ -70,6 +72,9 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorHandoffReleaseFailures(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffResolvedLinks(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffSpansDroppedOnShutdown(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -98,6 +103,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffTracesTooLarge(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffUnresolvedLinks(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 
