@@ -22,7 +22,7 @@ CLIENTS_DIR := e2e/clients
 NPM         ?= npm
 
 # Components whose metadata.yaml mdatagen turns into generated code.
-COMPONENTS := handoffprocessor assertionexporter
+COMPONENTS := handoffprocessor assertionexporter connector/assertionconnector
 
 # Tools: binary name -> package (versions pinned by internal/tools/go.mod).
 TOOL_PKG_builder   := go.opentelemetry.io/collector/cmd/builder

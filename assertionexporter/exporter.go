@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -54,12 +55,21 @@ type assertionExporter struct {
 	// unassembledLogged: the Error line about a trace the handoff processor did not hand on
 	// was written (once per exporter).
 	unassembledLogged atomic.Bool
+	// onGraded, when set (the assertion connector), is handed each trace's graded results
+	// once they are recorded (masked).
+	onGraded GradedFunc
 }
 
 var _ exporter.Traces = (*assertionExporter)(nil)
 
 func newExporter(set exporter.Settings, cfg *Config, opts ...judge.Option) (*assertionExporter, error) {
-	tel, err := newTelemetry(set.TelemetrySettings)
+	return newEngine(set.TelemetrySettings, attribute.String(ExporterAttr, set.ID.String()), cfg, opts...)
+}
+
+// newEngine builds the evaluation engine the exporter and the assertion connector share;
+// id names the component on every self-telemetry data point.
+func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Config, opts ...judge.Option) (*assertionExporter, error) {
+	tel, err := newTelemetry(set, id)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +160,28 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 // id are never judged. It never returns an error: the spans were delivered, and a report
 // that cannot be written is counted and logged instead (a retry would duplicate spans).
 func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	e.evaluateBatch(ctx, td)
+	return nil
+}
+
+// TraceVerdict is one trace's evaluation as the engine recorded it.
+type TraceVerdict struct {
+	// Graph is the trace's delegation DAG.
+	Graph *agentgraph.Graph
+	// Results are the results decided at once (masked), in config order.
+	Results []rules.Result
+	// Pending counts the results left to the judge's grading queue; they reach GradedFunc
+	// when graded.
+	Pending int
+	// Complete is false when the handoff processor released the trace early.
+	Complete bool
+}
+
+// evaluateBatch evaluates, records and returns every trace of td (in trace-id order).
+func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces) []TraceVerdict {
 	var all []rules.Result
 	var jobs []*gradingJob
+	var out []TraceVerdict
 	scans := agentgraph.ScanBatch(td)
 	ids := make([]pcommon.TraceID, 0, len(scans))
 	for id := range scans {
@@ -183,6 +213,7 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 		if ev.TimedOut {
 			e.telemetry.evalTimedOut(ctx)
 		}
+		tv := TraceVerdict{Graph: g, Complete: sc.Complete}
 		if ev.Grading == nil {
 			e.record(ctx, g, sc.Complete, time.Since(began), ev.Now)
 		} else {
@@ -190,14 +221,19 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 			// they keep their config order there.
 			e.recordNow(ctx, sc.Complete, time.Since(began), ev.Now)
 			jobs = append(jobs, &gradingJob{g: g, grading: ev.Grading})
+			tv.Pending = ev.Grading.Len()
 		}
+		tv.Results = ev.Now
+		out = append(out, tv)
 		all = append(all, ev.Now...)
 	}
 	e.writeJSONLines(ctx, all)
 	for _, j := range jobs {
-		e.grading.enqueue(ctx, j)
+		if e.grading != nil {
+			e.grading.enqueue(ctx, j)
+		}
 	}
-	return nil
+	return out
 }
 
 // writeJSONLines appends results to the JSON-lines report; a failure (disk full) is
@@ -282,6 +318,9 @@ func (e *assertionExporter) recordGraded(ctx context.Context, j *gradingJob, all
 		e.run.Add(j.g, all)
 	}
 	e.writeJSONLines(ctx, graded)
+	if e.onGraded != nil {
+		e.onGraded(ctx, j.g, graded)
+	}
 }
 
 // log writes one structured record per result the config asks for, shaped after the GenAI

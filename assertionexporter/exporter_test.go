@@ -185,8 +185,8 @@ func TestStepsOnRealCaptures(t *testing.T) {
 	}
 	require.Equal(t, want, counted)
 	metadatatest.AssertEqualExporterAssertionTracesEvaluated(t, h.tt, []metricdata.DataPoint[int64]{
-		{Value: 1, Attributes: attribute.NewSet(attribute.Bool("complete", true))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.Bool("complete", false))},
+		{Value: 1, Attributes: idSet(attribute.Bool("complete", true))},
+		{Value: 0, Attributes: idSet(attribute.Bool("complete", false))},
 	}, metricdatatest.IgnoreTimestamp())
 }
 
@@ -248,10 +248,10 @@ func TestSelectionAndMarks(t *testing.T) {
 	require.Len(t, h.logs.FilterMessageSnippet("assertion pass").All(), 4, "log_verdicts: all")
 	require.Len(t, h.logs.FilterMessageSnippet("assertion error: case condition failed to evaluate: no such key: no.such.key").All(), 3)
 
-	metadatatest.AssertEqualExporterAssertionLateSpans(t, h.tt, []metricdata.DataPoint[int64]{{Value: 10}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExporterAssertionLateSpans(t, h.tt, []metricdata.DataPoint[int64]{{Value: 10, Attributes: idSet()}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualExporterAssertionTracesEvaluated(t, h.tt, []metricdata.DataPoint[int64]{
-		{Value: 2, Attributes: attribute.NewSet(attribute.Bool("complete", true))},
-		{Value: 1, Attributes: attribute.NewSet(attribute.Bool("complete", false))},
+		{Value: 2, Attributes: idSet(attribute.Bool("complete", true))},
+		{Value: 1, Attributes: idSet(attribute.Bool("complete", false))},
 	}, metricdatatest.IgnoreTimestamp())
 }
 
@@ -291,4 +291,10 @@ func TestFileSource(t *testing.T) {
 	require.ErrorContains(t, exp.Start(context.Background(), componenttest.NewNopHost()),
 		"case missing: otelSpansFile: open no/such/spans.json: no such file or directory")
 	require.NoError(t, exp.Shutdown(context.Background()))
+}
+
+// idSet is an attribute set of the exporter's self-telemetry: kvs plus the component id
+// (metadatatest.NewSettings names the component "assertion").
+func idSet(kvs ...attribute.KeyValue) attribute.Set {
+	return attribute.NewSet(append(kvs, attribute.String(ExporterAttr, "assertion"))...)
 }

@@ -107,10 +107,10 @@ func TestSlowJudgeDoesNotDelayConsumeTraces(t *testing.T) {
 	}
 	require.Equal(t, rules.ActionTopology, now[0].Action)
 	require.Equal(t, rules.Pass, now[0].Outcome)
-	metadatatest.AssertEqualExporterAssertionJudgeQueueSize(t, h.tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExporterAssertionJudgeQueueSize(t, h.tt, []metricdata.DataPoint[int64]{{Value: 1, Attributes: idSet()}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualExporterAssertionTracesEvaluated(t, h.tt, []metricdata.DataPoint[int64]{
-		{Value: 1, Attributes: attribute.NewSet(attribute.Bool("complete", true))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.Bool("complete", false))},
+		{Value: 1, Attributes: idSet(attribute.Bool("complete", true))},
+		{Value: 0, Attributes: idSet(attribute.Bool("complete", false))},
 	}, metricdatatest.IgnoreTimestamp())
 
 	b.unblock()
@@ -124,7 +124,7 @@ func TestSlowJudgeDoesNotDelayConsumeTraces(t *testing.T) {
 		graded++
 	}
 	require.Positive(t, graded)
-	metadatatest.AssertEqualExporterAssertionJudgeQueueSize(t, h.tt, []metricdata.DataPoint[int64]{{Value: 0}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExporterAssertionJudgeQueueSize(t, h.tt, []metricdata.DataPoint[int64]{{Value: 0, Attributes: idSet()}}, metricdatatest.IgnoreTimestamp())
 	require.NoError(t, h.exp.Shutdown(ctx))
 }
 
@@ -151,8 +151,8 @@ func TestJudgeQueueFull(t *testing.T) {
 	}
 	require.Positive(t, full)
 	metadatatest.AssertEqualExporterAssertionJudgeNotGraded(t, h.tt, []metricdata.DataPoint[int64]{
-		{Value: int64(full), Attributes: attribute.NewSet(attribute.String("reason", "queue_full"))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("reason", "shutdown"))},
+		{Value: int64(full), Attributes: idSet(attribute.String("reason", "queue_full"))},
+		{Value: 0, Attributes: idSet(attribute.String("reason", "shutdown"))},
 	}, metricdatatest.IgnoreTimestamp())
 
 	b.unblock()
@@ -205,8 +205,8 @@ func TestShutdownCancelsGradings(t *testing.T) {
 		shut += n
 	}
 	metadatatest.AssertEqualExporterAssertionJudgeNotGraded(t, h.tt, []metricdata.DataPoint[int64]{
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("reason", "queue_full"))},
-		{Value: int64(shut), Attributes: attribute.NewSet(attribute.String("reason", "shutdown"))},
+		{Value: 0, Attributes: idSet(attribute.String("reason", "queue_full"))},
+		{Value: int64(shut), Attributes: idSet(attribute.String("reason", "shutdown"))},
 	}, metricdatatest.IgnoreTimestamp())
 	junit, err := os.ReadFile(cfg.Reports.JUnit)
 	require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestReportWriteFailureNotReturned(t *testing.T) {
 	}
 	clock = clock.Add(2 * time.Minute)
 	require.NoError(t, exp.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool")))
-	metadatatest.AssertEqualExporterAssertionReportWriteFailures(t, tt, []metricdata.DataPoint[int64]{{Value: 4}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExporterAssertionReportWriteFailures(t, tt, []metricdata.DataPoint[int64]{{Value: 4, Attributes: idSet()}}, metricdatatest.IgnoreTimestamp())
 	lines := logs.FilterMessageSnippet("could not write the JSON lines report").All()
 	require.Len(t, lines, 2, "the first failure, then one a minute later")
 	require.Equal(t, int64(2), lines[1].ContextMap()["failures_not_logged"])
@@ -324,7 +324,7 @@ func TestEvalTimeout(t *testing.T) {
 	require.Equal(t, "after", got[1].Case)
 	require.Equal(t, rules.Error, got[1].Outcome)
 	require.Equal(t, "evaluation exceeded eval_timeout (5ms): not evaluated", got[1].Message)
-	metadatatest.AssertEqualExporterAssertionEvalTimeouts(t, h.tt, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExporterAssertionEvalTimeouts(t, h.tt, []metricdata.DataPoint[int64]{{Value: 1, Attributes: idSet()}}, metricdatatest.IgnoreTimestamp())
 }
 
 // TestZeroTraceIDSkipped: spans with an all-zero trace id are never evaluated, counted.
@@ -334,7 +334,7 @@ func TestZeroTraceIDSkipped(t *testing.T) {
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), td))
 	require.NoError(t, h.exp.Shutdown(context.Background()))
 	require.Empty(t, h.results(t))
-	metadatatest.AssertEqualExporterAssertionZeroTraceIDSpans(t, h.tt, []metricdata.DataPoint[int64]{{Value: int64(td.SpanCount())}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExporterAssertionZeroTraceIDSpans(t, h.tt, []metricdata.DataPoint[int64]{{Value: int64(td.SpanCount()), Attributes: idSet()}}, metricdatatest.IgnoreTimestamp())
 }
 
 // TestConcurrentShutdownConsumeTraces: ConsumeTraces racing Shutdown neither panics nor

@@ -36,7 +36,7 @@ func gateConfig() rules.GateConfig {
 }
 
 func gauge(axis, pair string, v float64) metricdata.DataPoint[float64] {
-	return metricdata.DataPoint[float64]{Value: v, Attributes: attribute.NewSet(attribute.String("axis", axis), attribute.String("pair", pair))}
+	return metricdata.DataPoint[float64]{Value: v, Attributes: idSet(attribute.String("axis", axis), attribute.String("pair", pair))}
 }
 
 // deterministicRubricCases is rubricCases with only the deterministic parts
@@ -133,15 +133,15 @@ func TestRubricsWithJudge(t *testing.T) {
 	}
 
 	metadatatest.AssertEqualExporterAssertionJudgeCalls(t, h.tt, []metricdata.DataPoint[int64]{
-		{Value: 3, Attributes: attribute.NewSet(attribute.String("outcome", "ok"))},
-		{Value: 3, Attributes: attribute.NewSet(attribute.String("outcome", "cached"))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "timeout"))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "rate_limited"))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "http_error"))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "network_error"))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "off_schema"))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "budget_exhausted"))},
-		{Value: 0, Attributes: attribute.NewSet(attribute.String("outcome", "canceled"))},
+		{Value: 3, Attributes: idSet(attribute.String("outcome", "ok"))},
+		{Value: 3, Attributes: idSet(attribute.String("outcome", "cached"))},
+		{Value: 0, Attributes: idSet(attribute.String("outcome", "timeout"))},
+		{Value: 0, Attributes: idSet(attribute.String("outcome", "rate_limited"))},
+		{Value: 0, Attributes: idSet(attribute.String("outcome", "http_error"))},
+		{Value: 0, Attributes: idSet(attribute.String("outcome", "network_error"))},
+		{Value: 0, Attributes: idSet(attribute.String("outcome", "off_schema"))},
+		{Value: 0, Attributes: idSet(attribute.String("outcome", "budget_exhausted"))},
+		{Value: 0, Attributes: idSet(attribute.String("outcome", "canceled"))},
 	}, metricdatatest.IgnoreTimestamp())
 	lat, err := h.tt.GetMetric("otelcol_exporter_assertion_judge_latency")
 	require.NoError(t, err)

@@ -147,7 +147,7 @@ func TestSeed001ThroughTheExporter(t *testing.T) {
 	}
 	require.Equal(t, int64(2*len(names)), counted["dispatches_to_summarizer/expected_child_agents.summarizer.expected_tool_calls[0]"])
 	require.Equal(t, int64(2*len(names)), counted["completes_cleanly/expected_no_tool_calls"], "inherited from defaults")
-	metadatatest.AssertEqualExporterAssertionLateSpans(t, h.tt, []metricdata.DataPoint[int64]{{Value: 0}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExporterAssertionLateSpans(t, h.tt, []metricdata.DataPoint[int64]{{Value: 0, Attributes: idSet()}}, metricdatatest.IgnoreTimestamp())
 
 	// JUnit: a suite per case in config order, a testcase per result, counts that add up.
 	b, err := os.ReadFile(cfg.Reports.JUnit)

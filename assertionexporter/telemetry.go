@@ -14,34 +14,49 @@ import (
 )
 
 // telemetry records the exporter's metrics. Attribute values come only from the config
-// (case and step names) and fixed sets (outcomes), never from trace data.
+// (case and step names, the component id) and fixed sets (outcomes), never from trace data.
 type telemetry struct {
 	tb *metadata.TelemetryBuilder
+	// id is on every data point: exporter = the component id (connector = ... for the
+	// assertion connector's engine), so two instances with the same case names never
+	// share a series. The collector v0.161.0 adds otelcol.component.id only behind its
+	// alpha telemetry.newPipelineTelemetry gate.
+	id   attribute.KeyValue
+	only metric.MeasurementOption
 }
 
-func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
+// Attribute keys naming the component whose engine records.
+const (
+	ExporterAttr  = "exporter"
+	ConnectorAttr = "connector"
+)
+
+func newTelemetry(set component.TelemetrySettings, id attribute.KeyValue) (*telemetry, error) {
 	tb, err := metadata.NewTelemetryBuilder(set)
 	if err != nil {
 		return nil, err
 	}
-	return &telemetry{tb: tb}, nil
+	return &telemetry{tb: tb, id: id, only: metric.WithAttributeSet(attribute.NewSet(id))}, nil
 }
 
-func evalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(
-		attribute.String("case", c), attribute.String("step", step), attribute.String("outcome", string(o))))
+func (t *telemetry) attrs(kvs ...attribute.KeyValue) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(append(kvs, t.id)...))
 }
 
-func completeAttr(complete bool) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(attribute.Bool("complete", complete)))
+func (t *telemetry) evalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
+	return t.attrs(attribute.String("case", c), attribute.String("step", step), attribute.String("outcome", string(o)))
 }
 
-func gateAttrs(axis, pair string) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(attribute.String("axis", axis), attribute.String("pair", pair)))
+func (t *telemetry) completeAttr(complete bool) metric.MeasurementOption {
+	return t.attrs(attribute.Bool("complete", complete))
 }
 
-func outcomeAttr(outcome string) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcome)))
+func (t *telemetry) gateAttrs(axis, pair string) metric.MeasurementOption {
+	return t.attrs(attribute.String("axis", axis), attribute.String("pair", pair))
+}
+
+func (t *telemetry) outcomeAttr(outcome string) metric.MeasurementOption {
+	return t.attrs(attribute.String("outcome", outcome))
 }
 
 // judgeOutcomes are the outcome values of the judge calls metric.
@@ -59,7 +74,7 @@ func (t *telemetry) startGates(gs *rules.GateSet) {
 	for _, pair := range gs.Buckets() {
 		for _, axis := range rules.Axes {
 			if th, ok := gs.BucketThreshold(pair, axis); ok {
-				t.tb.ExporterAssertionGateThreshold.Record(ctx, th, gateAttrs(axis, pair))
+				t.tb.ExporterAssertionGateThreshold.Record(ctx, th, t.gateAttrs(axis, pair))
 			}
 		}
 	}
@@ -68,23 +83,23 @@ func (t *telemetry) startGates(gs *rules.GateSet) {
 // startJudge zero-initializes the judge calls by outcome.
 func (t *telemetry) startJudge() {
 	for _, o := range judgeOutcomes() {
-		t.tb.ExporterAssertionJudgeCalls.Add(context.Background(), 0, outcomeAttr(o))
+		t.tb.ExporterAssertionJudgeCalls.Add(context.Background(), 0, t.outcomeAttr(o))
 	}
 }
 
 // judgeEvent records one judge request or cache hit.
 func (t *telemetry) judgeEvent(e judge.Event) {
 	ctx := context.Background()
-	t.tb.ExporterAssertionJudgeCalls.Add(ctx, 1, outcomeAttr(e.Outcome))
+	t.tb.ExporterAssertionJudgeCalls.Add(ctx, 1, t.outcomeAttr(e.Outcome))
 	if e.Latency > 0 {
-		t.tb.ExporterAssertionJudgeLatency.Record(ctx, float64(e.Latency.Microseconds())/1000)
+		t.tb.ExporterAssertionJudgeLatency.Record(ctx, float64(e.Latency.Microseconds())/1000, t.only)
 	}
 }
 
 // gateScores records the sliding window's means.
 func (t *telemetry) gateScores(ctx context.Context, scores []rules.WindowScore) {
 	for _, s := range scores {
-		t.tb.ExporterAssertionGateScore.Record(ctx, s.Score, gateAttrs(s.Axis, s.Pair))
+		t.tb.ExporterAssertionGateScore.Record(ctx, s.Score, t.gateAttrs(s.Axis, s.Pair))
 	}
 }
 
@@ -94,30 +109,30 @@ func (t *telemetry) start(cases map[string][]string) {
 	for c, steps := range cases {
 		for _, s := range steps {
 			for _, o := range rules.Outcomes {
-				t.tb.ExporterAssertionEvaluations.Add(ctx, 0, evalAttrs(c, s, o))
+				t.tb.ExporterAssertionEvaluations.Add(ctx, 0, t.evalAttrs(c, s, o))
 			}
 		}
 	}
-	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, completeAttr(true))
-	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, completeAttr(false))
-	t.tb.ExporterAssertionLateSpans.Add(ctx, 0)
-	t.tb.ExporterAssertionReportWriteFailures.Add(ctx, 0)
-	t.tb.ExporterAssertionEvalTimeouts.Add(ctx, 0)
-	t.tb.ExporterAssertionZeroTraceIDSpans.Add(ctx, 0)
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(true))
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(false))
+	t.tb.ExporterAssertionLateSpans.Add(ctx, 0, t.only)
+	t.tb.ExporterAssertionReportWriteFailures.Add(ctx, 0, t.only)
+	t.tb.ExporterAssertionEvalTimeouts.Add(ctx, 0, t.only)
+	t.tb.ExporterAssertionZeroTraceIDSpans.Add(ctx, 0, t.only)
 }
 
 func (t *telemetry) shutdown() { t.tb.Shutdown() }
 
 func (t *telemetry) lateSpans(ctx context.Context, n int) {
-	t.tb.ExporterAssertionLateSpans.Add(ctx, int64(n))
+	t.tb.ExporterAssertionLateSpans.Add(ctx, int64(n), t.only)
 }
 
 // evaluated records one trace's evaluation.
 func (t *telemetry) evaluated(ctx context.Context, complete bool, took time.Duration, results []rules.Result) {
-	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 1, completeAttr(complete))
-	t.tb.ExporterAssertionEvalLatency.Record(ctx, took.Microseconds())
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 1, t.completeAttr(complete))
+	t.tb.ExporterAssertionEvalLatency.Record(ctx, took.Microseconds(), t.only)
 	for _, r := range results {
-		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, evalAttrs(r.Case, r.Step, r.Outcome))
+		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.evalAttrs(r.Case, r.Step, r.Outcome))
 	}
 }
 
@@ -127,42 +142,42 @@ const (
 	notGradedShutdown  = "shutdown"
 )
 
-func reasonAttr(reason string) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", reason)))
+func (t *telemetry) reasonAttr(reason string) metric.MeasurementOption {
+	return t.attrs(attribute.String("reason", reason))
 }
 
 // startQueue zero-initializes the grading queue's series.
 func (t *telemetry) startQueue() {
 	ctx := context.Background()
-	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, 0, reasonAttr(notGradedQueueFull))
-	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, 0, reasonAttr(notGradedShutdown))
-	t.tb.ExporterAssertionJudgeQueueSize.Add(ctx, 0)
+	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, 0, t.reasonAttr(notGradedQueueFull))
+	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, 0, t.reasonAttr(notGradedShutdown))
+	t.tb.ExporterAssertionJudgeQueueSize.Add(ctx, 0, t.only)
 }
 
 // graded records the results a trace's gradings decided (the trace itself was counted
 // when its deterministic results were).
 func (t *telemetry) graded(ctx context.Context, results []rules.Result) {
 	for _, r := range results {
-		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, evalAttrs(r.Case, r.Step, r.Outcome))
+		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.evalAttrs(r.Case, r.Step, r.Outcome))
 	}
 }
 
 func (t *telemetry) notGraded(ctx context.Context, reason string, results int) {
-	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, int64(results), reasonAttr(reason))
+	t.tb.ExporterAssertionJudgeNotGraded.Add(ctx, int64(results), t.reasonAttr(reason))
 }
 
 func (t *telemetry) queued(ctx context.Context, delta int) {
-	t.tb.ExporterAssertionJudgeQueueSize.Add(ctx, int64(delta))
+	t.tb.ExporterAssertionJudgeQueueSize.Add(ctx, int64(delta), t.only)
 }
 
 func (t *telemetry) reportWriteFailed(ctx context.Context) {
-	t.tb.ExporterAssertionReportWriteFailures.Add(ctx, 1)
+	t.tb.ExporterAssertionReportWriteFailures.Add(ctx, 1, t.only)
 }
 
 func (t *telemetry) evalTimedOut(ctx context.Context) {
-	t.tb.ExporterAssertionEvalTimeouts.Add(ctx, 1)
+	t.tb.ExporterAssertionEvalTimeouts.Add(ctx, 1, t.only)
 }
 
 func (t *telemetry) zeroTraceID(ctx context.Context, spans int) {
-	t.tb.ExporterAssertionZeroTraceIDSpans.Add(ctx, int64(spans))
+	t.tb.ExporterAssertionZeroTraceIDSpans.Add(ctx, int64(spans), t.only)
 }

@@ -104,6 +104,33 @@ func TestReplayFails(t *testing.T) {
 	require.Equal(t, exitFail, code)
 }
 
+// TestReplayConnectorConfig: a production config whose cases sit in the assertion
+// connector is checked the same way.
+func TestReplayConnectorConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "collector.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
+processors:
+  handoff: {quiet_period: 2s, max_wait: 30s}
+connectors:
+  assertion:
+    metrics_flush_interval: 15s
+    max_agents: 10
+    cases:
+`+failing+`
+exporters:
+  debug: {}
+service:
+  pipelines:
+    traces/in: {receivers: [otlp], processors: [handoff], exporters: [assertion]}
+    traces/out: {receivers: [assertion], exporters: [debug]}
+    metrics: {receivers: [assertion], exporters: [debug]}
+`), 0o644))
+	code, out, errOut := runCmd(t, "replay", "--config", path, adk, strands)
+	require.Equal(t, exitFail, code, errOut)
+	require.Contains(t, out, "handoffcheck: 2 traces, 10 assertions\n7 passed, 1 failed, 0 errors, 2 skipped\n")
+}
+
 // TestReplayIsDeterministic: the same inputs, in any order, give byte-identical reports.
 func TestReplayIsDeterministic(t *testing.T) {
 	var reports []string

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
+	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -73,7 +74,8 @@ func loadConfig(ctx context.Context, path string) (*confmap.Conf, error) {
 }
 
 // pickComponents finds the handoff processor and assertion exporter of the config: the ids
-// given, else the first of their type in a traces pipeline.
+// given, else the first of their type in a traces pipeline (an assertion connector, which
+// a traces pipeline lists among its exporters, counts as one).
 func pickComponents(conf *confmap.Conf, procID, expID string) (string, string, error) {
 	if procID != "" && expID != "" {
 		return procID, expID, nil
@@ -162,7 +164,14 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 			ecfg.Reports.Markdown = o.markdown
 		}
 	}
-	if err := unmarshalSection(conf, "exporters", expID, ecfg, adjust); err != nil {
+	// The assertion connector holds the same assertion config (its connector-only keys
+	// are not used here): a production config with the connector checks as it runs.
+	section, target := "exporters", component.Config(ecfg)
+	if !conf.IsSet("exporters::"+expID) && conf.IsSet("connectors::"+expID) {
+		ccfg := assertionconnector.NewFactory().CreateDefaultConfig().(*assertionconnector.Config)
+		section, target, ecfg = "connectors", ccfg, &ccfg.Assertions
+	}
+	if err := unmarshalSection(conf, section, expID, target, adjust); err != nil {
 		return nil, err
 	}
 	fileCases := 0

@@ -126,6 +126,10 @@ func handoffSpanID(g *Graph, e *Edge) pcommon.SpanID {
 	return HandoffSpanID(g.TraceID, e.To.Span.ID)
 }
 
+// HandoffSpanIDOf is the span id of the HANDOFF span that stands for edge e of g: the
+// framework's own handoff span, else the one AppendHandoffs synthesizes.
+func (g *Graph) HandoffSpanIDOf(e *Edge) pcommon.SpanID { return handoffSpanID(g, e) }
+
 // AppendHandoffs adds one HANDOFF span per edge of g to dst, or enriches the framework's own
 // handoff span where one exists (never a twin). It returns the number of spans added.
 func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {

@@ -24,6 +24,9 @@ import (
 var rawReadersAllowed = []string{
 	"internal/agentgraph/",      // the model
 	"handoffprocessor/split.go", // the processor's span splitting and marking
+	// the assertion connector's output: verdicts marked on spans, log records and data
+	// points built (its Attributes() and Events() calls write)
+	"connector/assertionconnector/pdata.go",
 	"internal/rules/rulestest/", // test helpers that build spans
 	"internal/workload/",        // synthetic workloads
 	"cmd/loadtest/",             // load generator

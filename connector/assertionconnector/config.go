@@ -1,0 +1,84 @@
+package assertionconnector
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
+)
+
+// Config configures the assertion connector. The assertion keys (cases, defaults, judge,
+// rubrics, gates, redaction, eval_cost_limit, eval_timeout, shutdown_timeout, chains,
+// log_verdicts, reports) are the assertion exporter's own Config, squashed in, validated by
+// the exporter's Validate: the two components cannot drift apart.
+type Config struct {
+	// Assertions is the assertion exporter's config, at the top level of the connector's.
+	Assertions assertionexporter.Config `mapstructure:",squash"`
+	// MetricsFlushInterval is how often the cumulative metrics are sent downstream (as
+	// spanmetrics and servicegraph do); they are also sent once at shutdown.
+	MetricsFlushInterval time.Duration `mapstructure:"metrics_flush_interval"`
+	// MaxAgents bounds the distinct gen_ai.agent.name values (and client/server of the agent
+	// edges) the metrics carry; runs of further agents are recorded as "other" and counted
+	// in otelcol_connector_assertion_agents_folded.
+	MaxAgents int `mapstructure:"max_agents"`
+
+	_ struct{}
+}
+
+var (
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
+)
+
+// ownKeys are the connector's own keys, beside the assertion exporter's.
+type ownKeys struct {
+	MetricsFlushInterval time.Duration `mapstructure:"metrics_flush_interval"`
+	MaxAgents            int           `mapstructure:"max_agents"`
+}
+
+// Unmarshal hands the assertion keys to the exporter's Unmarshal (which names unknown keys
+// by their path, with a did-you-mean) and decodes the connector's own keys beside them.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	raw := conf.ToStringMap()
+	own := map[string]any{}
+	for _, k := range []string{"metrics_flush_interval", "max_agents"} {
+		if v, ok := raw[k]; ok {
+			own[k] = v
+			delete(raw, k)
+		}
+	}
+	if err := c.Assertions.Unmarshal(confmap.NewFromStringMap(raw)); err != nil {
+		return err
+	}
+	keys := ownKeys{MetricsFlushInterval: c.MetricsFlushInterval, MaxAgents: c.MaxAgents}
+	if err := confmap.NewFromStringMap(own).Unmarshal(&keys); err != nil {
+		return err
+	}
+	c.MetricsFlushInterval, c.MaxAgents = keys.MetricsFlushInterval, keys.MaxAgents
+	return nil
+}
+
+// Defaults and bounds of the connector's own keys.
+const (
+	defaultMetricsFlushInterval = 15 * time.Second
+	defaultMaxAgents            = 100
+	// maxMaxAgents keeps the per-agent series (a handful of histograms per agent and per
+	// agent pair) within what a Prometheus instance takes without notice.
+	maxMaxAgents = 10000
+)
+
+// Validate checks the connector's own keys; the assertion keys are checked by
+// assertionexporter.Config.Validate, which confmap calls on the Assertions field.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.MetricsFlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("metrics_flush_interval: must be positive, got %s", c.MetricsFlushInterval))
+	}
+	if c.MaxAgents <= 0 || c.MaxAgents > maxMaxAgents {
+		errs = append(errs, fmt.Errorf("max_agents: must be between 1 and %d, got %d", maxMaxAgents, c.MaxAgents))
+	}
+	return errors.Join(errs...)
+}

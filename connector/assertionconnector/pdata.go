@@ -1,0 +1,232 @@
+package assertionconnector
+
+// pdata.go builds the connector's output: it marks the forwarded spans (verdict
+// attributes, evaluation events) and builds log records and metric data points. It writes
+// pdata and reads nothing of the raw spans but their ids (agentgraph's only-reader rule
+// exempts it for its Attributes() and Events() calls, which are writes); what it needs of a
+// span comes from the model.
+
+import (
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
+	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+// putResultAttributes writes one result's gen_ai.evaluation.result attributes; e is the
+// handoff the result is about (nil: none).
+func putResultAttributes(attrs pcommon.Map, r rules.Result, e *agentgraph.Edge) {
+	attrs.PutStr(AttrEvaluationName, r.Case+"/"+r.Step)
+	if r.Score != nil {
+		attrs.PutDouble(AttrScoreValue, *r.Score)
+	}
+	attrs.PutStr(AttrScoreLabel, string(r.Outcome))
+	attrs.PutStr(AttrExplanation, r.Message)
+	if r.Outcome == rules.Error {
+		attrs.PutStr(AttrErrorType, errorTypeOf(r))
+	}
+	attrs.PutStr(AttrExpected, r.Expected)
+	attrs.PutStr(AttrActual, r.Actual)
+	attrs.PutStr(AttrTestCaseName, r.Case)
+	attrs.PutStr(AttrStep, r.Step)
+	switch {
+	case r.From != "" || r.To != "":
+		attrs.PutStr(AttrHandoffSource, r.From)
+		attrs.PutStr(AttrHandoffTarget, r.To)
+	case e != nil:
+		attrs.PutStr(AttrHandoffSource, e.From.Name)
+		attrs.PutStr(AttrHandoffTarget, e.To.Name)
+	}
+}
+
+// stamper writes verdicts onto the spans being forwarded.
+type stamper struct{}
+
+type spanKey struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
+// stamp writes, in place, each trace's verdict on its root agent span (handoff.verdict,
+// handoff.verdict.failed, and handoff.verdict.pending when judge gradings are still to
+// come) and each result as a gen_ai.evaluation.result span event on its judged span, timed
+// at that span's end. It adds and removes no span and moves none.
+func (*stamper) stamp(td ptrace.Traces, verdicts []assertionexporter.TraceVerdict) {
+	if len(verdicts) == 0 {
+		return
+	}
+	spans := map[spanKey]ptrace.Span{}
+	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		spans[spanKey{sp.TraceID(), sp.SpanID()}] = sp
+	})
+	present := func(id pcommon.TraceID) func(pcommon.SpanID) bool {
+		return func(s pcommon.SpanID) bool { _, ok := spans[spanKey{id, s}]; return ok }
+	}
+	for _, v := range verdicts {
+		g := v.Graph
+		verdict, failed, ok := verdictOf(v.Results)
+		if !ok && v.Pending == 0 {
+			continue // no case selected the trace
+		}
+		if root, found := spans[spanKey{g.TraceID, rootAgentSpan(g)}]; found {
+			attrs := root.Attributes()
+			attrs.PutStr(AttrVerdict, verdict)
+			list := attrs.PutEmptySlice(AttrVerdictFailed)
+			for _, f := range failed {
+				list.AppendEmpty().SetStr(f)
+			}
+			if v.Pending > 0 {
+				attrs.PutInt(AttrVerdictPending, int64(v.Pending))
+			}
+		}
+		x := indexGraph(g)
+		for _, r := range v.Results {
+			id, e := judgedSpan(g, x, r, present(g.TraceID))
+			sp, found := spans[spanKey{g.TraceID, id}]
+			if !found {
+				continue
+			}
+			ev := sp.Events().AppendEmpty()
+			ev.SetName(EventName)
+			ev.SetTimestamp(sp.EndTimestamp())
+			putResultAttributes(ev.Attributes(), r, e)
+		}
+	}
+}
+
+// buildLogs makes one gen_ai.evaluation.result log record per result: the judged span's
+// trace and span id, timed at that span's end (observed now), under the resource of the
+// trace's root agent span. handoffs are the HANDOFF spans present in the trace.
+func buildLogs(verdicts []assertionexporter.TraceVerdict, handoffs map[pcommon.SpanID]bool, now time.Time) plog.Logs {
+	ld := plog.NewLogs()
+	observed := pcommon.NewTimestampFromTime(now)
+	present := func(id pcommon.SpanID) bool { return handoffs[id] }
+	for _, v := range verdicts {
+		if len(v.Results) == 0 {
+			continue
+		}
+		g := v.Graph
+		rl := ld.ResourceLogs().AppendEmpty()
+		if rs := rootResource(g); rs != nil {
+			rs.CopyTo(rl.Resource())
+		}
+		sl := rl.ScopeLogs().AppendEmpty()
+		sl.Scope().SetName(metadata.ScopeName)
+		x := indexGraph(g)
+		for _, r := range v.Results {
+			id, e := judgedSpan(g, x, r, present)
+			lr := sl.LogRecords().AppendEmpty()
+			lr.SetEventName(EventName)
+			lr.SetTraceID(g.TraceID)
+			lr.SetSpanID(id)
+			lr.SetTimestamp(endOf(g, x, id))
+			lr.SetObservedTimestamp(observed)
+			lr.SetSeverityNumber(severityOf(r.Outcome))
+			lr.SetSeverityText(lr.SeverityNumber().String())
+			putResultAttributes(lr.Attributes(), r, e)
+		}
+	}
+	return ld
+}
+
+func severityOf(o rules.Outcome) plog.SeverityNumber {
+	switch o {
+	case rules.Fail:
+		return plog.SeverityNumberWarn
+	case rules.Error:
+		return plog.SeverityNumberError
+	}
+	return plog.SeverityNumberInfo
+}
+
+// rootResource is the resource of the root agent's span (else of the trace's root span).
+func rootResource(g *agentgraph.Graph) *pcommon.Resource {
+	switch {
+	case g.Root != nil && g.Root.Span != nil:
+		return &g.Root.Span.Resource
+	case g.RootSpan != nil:
+		return &g.RootSpan.Resource
+	}
+	return nil
+}
+
+// endOf is the end time of span id: a span of the graph, or a HANDOFF span (which ends
+// with its receiver).
+func endOf(g *agentgraph.Graph, x spanIndex, id pcommon.SpanID) pcommon.Timestamp {
+	if s := x[id.String()]; s != nil {
+		return s.End()
+	}
+	for _, e := range g.Edges {
+		if g.HandoffSpanIDOf(e) == id {
+			return e.To.Span.End()
+		}
+	}
+	return 0
+}
+
+func putExemplar(exs pmetric.ExemplarSlice, ex exemplar) {
+	e := exs.AppendEmpty()
+	e.SetTraceID(ex.trace)
+	e.SetSpanID(ex.span)
+	e.SetTimestamp(ex.at)
+	e.SetDoubleValue(ex.value)
+}
+
+func sums[K comparable](ms pmetric.MetricSlice, name, unit, desc string, points map[K]*sumPoint, ts, start pcommon.Timestamp,
+	attrs func(K, pcommon.Map), less func(a, b K) bool,
+) {
+	if len(points) == 0 {
+		return
+	}
+	m := ms.AppendEmpty()
+	m.SetName(name)
+	m.SetUnit(unit)
+	m.SetDescription(desc)
+	s := m.SetEmptySum()
+	s.SetIsMonotonic(true)
+	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	for _, k := range sortedKeys(points, less) {
+		p := points[k]
+		dp := s.DataPoints().AppendEmpty()
+		attrs(k, dp.Attributes())
+		dp.SetStartTimestamp(start)
+		dp.SetTimestamp(ts)
+		dp.SetIntValue(p.value)
+		putExemplar(dp.Exemplars(), p.ex)
+	}
+}
+
+func hists[K comparable](ms pmetric.MetricSlice, name, unit, desc string, bounds []float64, points map[K]*histPoint, ts, start pcommon.Timestamp,
+	attrs func(K, pcommon.Map), less func(a, b K) bool,
+) {
+	if len(points) == 0 {
+		return
+	}
+	m := ms.AppendEmpty()
+	m.SetName(name)
+	m.SetUnit(unit)
+	m.SetDescription(desc)
+	h := m.SetEmptyHistogram()
+	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	for _, k := range sortedKeys(points, less) {
+		p := points[k]
+		dp := h.DataPoints().AppendEmpty()
+		attrs(k, dp.Attributes())
+		dp.SetStartTimestamp(start)
+		dp.SetTimestamp(ts)
+		dp.ExplicitBounds().FromRaw(bounds)
+		dp.BucketCounts().FromRaw(p.counts)
+		dp.SetCount(p.count)
+		dp.SetSum(p.sum)
+		dp.SetMin(p.minV)
+		dp.SetMax(p.maxV)
+		putExemplar(dp.Exemplars(), p.ex)
+	}
+}
