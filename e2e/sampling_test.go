@@ -8,12 +8,17 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"testing"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/tailsamplingprocessor"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/readmetest"
 )
 
 // keepFailuresConfig is the shipped keep-the-failures pipeline.
@@ -398,4 +403,32 @@ func TestKeepFailuresSampling(t *testing.T) {
 		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", httpPort), f.td)
 	}
 	checkSampled(t, col, out, traces, verdicts, prob)
+}
+
+// TestKeepFailuresREADME: the tail_sampling block of README.md's "Keep the failures" is the
+// shipped one, and contrib's tail_sampling factory accepts it.
+func TestKeepFailuresREADME(t *testing.T) {
+	shipped := section(t, shippedConfig(t), "processors", "tail_sampling")
+	found := 0
+	for _, block := range readmetest.Maps(t, filepath.Join("..", "README.md")) {
+		procs, _ := block["processors"].(map[string]any)
+		ts, ok := procs["tail_sampling"].(map[string]any)
+		if !ok {
+			continue
+		}
+		found++
+		if !reflect.DeepEqual(ts, shipped) {
+			t.Errorf("README.md's tail_sampling block differs from %s:\nREADME: %v\nshipped: %v", keepFailuresConfig, ts, shipped)
+		}
+		cfg := tailsamplingprocessor.NewFactory().CreateDefaultConfig()
+		if err := confmap.NewFromStringMap(ts).Unmarshal(cfg); err != nil {
+			t.Fatalf("README.md's tail_sampling block: %v", err)
+		}
+		if err := confmap.Validate(cfg); err != nil {
+			t.Errorf("README.md's tail_sampling block: %v", err)
+		}
+	}
+	if found != 1 {
+		t.Errorf("README.md: %d YAML blocks with processors.tail_sampling, want 1", found)
+	}
 }
