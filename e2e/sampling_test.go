@@ -274,17 +274,21 @@ func (f fixtureTrace) wholeTrace(got []forwardedSpan) (bool, string) {
 // keptVerdicts are the verdicts the keep-non-passing policy keeps.
 func keptVerdict(v string) bool { return v != "" && v != "pass" }
 
-// checkSampled waits until every trace that must be kept has arrived whole, stops the
-// collector, then requires the output to hold exactly those traces, each whole, and the
-// verdict on each kept trace's root agent span.
-func checkSampled(t *testing.T, col *collector, path string, traces []fixtureTrace, verdicts map[pcommon.TraceID]string, prob probabilisticPolicy) {
-	t.Helper()
+// keptTraces are the fixture traces the shipped policies keep: every non-passing one and
+// the others the probabilistic policy's hash selects.
+func keptTraces(traces []fixtureTrace, verdicts map[pcommon.TraceID]string, prob probabilisticPolicy) map[pcommon.TraceID]fixtureTrace {
 	want := map[pcommon.TraceID]fixtureTrace{}
 	for _, f := range traces {
 		if keptVerdict(verdicts[f.traceID]) || prob.sampled(f.traceID) {
 			want[f.traceID] = f
 		}
 	}
+	return want
+}
+
+// waitKept waits until every trace of want has arrived whole in path.
+func waitKept(t *testing.T, col *collector, path string, want map[pcommon.TraceID]fixtureTrace, verdicts map[pcommon.TraceID]string) {
+	t.Helper()
 	// Traces without a single root (the flat OpenLLMetry workflow capture) leave the handoff
 	// processor at max_wait and then wait tail_sampling's full decision_wait (10 s).
 	col.eventually(t, 3*resultTimeout, "the kept traces in "+path, func() (bool, string) {
@@ -301,8 +305,12 @@ func checkSampled(t *testing.T, col *collector, path string, traces []fixtureTra
 		sort.Strings(notYet)
 		return whole == len(want), fmt.Sprintf("%d of %d kept traces whole, %d traces in the output; not yet: %v", whole, len(want), len(got), notYet)
 	})
-	col.stop(t)
+}
 
+// checkExactlyKept requires the output (read after the collector stopped) to hold exactly
+// the traces of want, each whole, with the verdict on each one's root agent span.
+func checkExactlyKept(t *testing.T, path string, want map[pcommon.TraceID]fixtureTrace, verdicts map[pcommon.TraceID]string) {
+	t.Helper()
 	got := sampledOutput(t, path)
 	for id, spans := range got {
 		f, ok := want[id]
@@ -329,12 +337,51 @@ func checkSampled(t *testing.T, col *collector, path string, traces []fixtureTra
 	}
 }
 
+// checkSampled waits until every trace that must be kept has arrived whole, stops the
+// collector, then requires the output to hold exactly those traces, each whole, and the
+// verdict on each kept trace's root agent span.
+func checkSampled(t *testing.T, col *collector, path string, traces []fixtureTrace, verdicts map[pcommon.TraceID]string, prob probabilisticPolicy) {
+	t.Helper()
+	want := keptTraces(traces, verdicts, prob)
+	waitKept(t, col, path, want, verdicts)
+	col.stop(t)
+	checkExactlyKept(t, path, want, verdicts)
+}
+
+// lateSpan is one more span of f (a child of its root agent span, a new span id), sent after
+// f was released and decided.
+func (f fixtureTrace) lateSpan(t *testing.T) (ptrace.Traces, string) {
+	t.Helper()
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "late-tool")
+	s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	s.SetTraceID(f.traceID)
+	sum := sha256.Sum256(append([]byte("late/"), f.traceID[:]...))
+	var sid pcommon.SpanID
+	copy(sid[:], sum[:8])
+	s.SetSpanID(sid)
+	s.SetParentSpanID(spanIDOf(t, f.rootAgent))
+	s.SetName("execute_tool late_lookup")
+	s.SetKind(ptrace.SpanKindInternal)
+	var start pcommon.Timestamp
+	eachSpan(f.td, func(_ string, sp ptrace.Span) {
+		if sp.EndTimestamp() > start {
+			start = sp.EndTimestamp()
+		}
+	})
+	s.SetStartTimestamp(start)
+	s.SetEndTimestamp(start + 1_000_000)
+	return td, sid.String()
+}
+
 // TestKeepFailuresSampling runs the shipped tail_sampling policies (taken verbatim from
 // config/keep-failures.yaml) behind the handoff processor, on traces that already carry
 // their verdict as the assertion connector stamps it: every copy of every real capture,
 // with a fixed pattern of verdicts (pass, fail, error, none). Every trace whose verdict is
 // not `pass` must arrive whole, and of the others exactly those the probabilistic policy's
-// hash selects: a count computed here and pinned below.
+// hash selects: a count computed here and pinned below. tail_sampling's own counters agree,
+// and late spans follow their trace's decision.
 func TestKeepFailuresSampling(t *testing.T) {
 	bin := collectorBinary(t)
 	cfg := shippedConfig(t)
@@ -399,10 +446,70 @@ func TestKeepFailuresSampling(t *testing.T) {
 
 	col := startCollector(t, bin, cfgPath)
 	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", healthPort))
+	url := fmt.Sprintf("http://127.0.0.1:%d/v1/traces", httpPort)
 	for _, f := range traces {
-		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", httpPort), f.td)
+		postTraces(t, url, f.td)
 	}
-	checkSampled(t, col, out, traces, verdicts, prob)
+	want := keptTraces(traces, verdicts, prob)
+	waitKept(t, col, out, want, verdicts)
+
+	// tail_sampling's own counters: every trace decided once, each policy's share.
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	byPolicy := map[string]int{}
+	for _, f := range traces {
+		if keptVerdict(verdicts[f.traceID]) {
+			byPolicy["keep-non-passing"]++
+		}
+		if prob.sampled(f.traceID) {
+			byPolicy["sample-passing"]++
+		}
+	}
+	col.eventually(t, resultTimeout, "tail_sampling's decision counters", func() (bool, string) {
+		m := scrape(t, metricsURL)
+		state := ""
+		ok := true
+		for _, c := range []struct {
+			name   string
+			labels map[string]string
+			want   int
+		}{
+			{"otelcol_processor_tail_sampling_global_count_traces_sampled", map[string]string{"sampled": "true"}, len(want)},
+			{"otelcol_processor_tail_sampling_global_count_traces_sampled", map[string]string{"sampled": "false"}, len(traces) - len(want)},
+			{"otelcol_processor_tail_sampling_count_traces_sampled", map[string]string{"policy": "keep-non-passing", "sampled": "true"}, byPolicy["keep-non-passing"]},
+			{"otelcol_processor_tail_sampling_count_traces_sampled", map[string]string{"policy": "sample-passing", "sampled": "true"}, byPolicy["sample-passing"]},
+			{"otelcol_processor_tail_sampling_sampling_policy_evaluation_error", nil, 0},
+		} {
+			got := m.sum(c.name, c.labels)
+			state += fmt.Sprintf("%s%s = %v (want %d); ", c.name, labelString(c.labels), got, c.want)
+			ok = ok && got == float64(c.want)
+		}
+		return ok, state
+	})
+
+	// Late spans follow their trace's decision (the decision caches): one for a kept failing
+	// trace arrives although it carries no verdict and the hash does not select its trace, one
+	// for a passing trace the hash did not select does not.
+	var keptFail, dropped fixtureTrace
+	for _, f := range traces {
+		switch {
+		case verdicts[f.traceID] == "fail" && !prob.sampled(f.traceID) && keptFail.spanIDs == nil:
+			keptFail = f
+		case verdicts[f.traceID] == "pass" && !prob.sampled(f.traceID) && dropped.spanIDs == nil:
+			dropped = f
+		}
+	}
+	if keptFail.spanIDs == nil || dropped.spanIDs == nil {
+		t.Fatal("the fixture has no failing trace outside the hash's share, or no dropped passing trace")
+	}
+	late, lateID := keptFail.lateSpan(t)
+	postTraces(t, url, late)
+	droppedLate, _ := dropped.lateSpan(t)
+	postTraces(t, url, droppedLate)
+	keptFail.spanIDs[lateID] = true
+	waitKept(t, col, out, map[pcommon.TraceID]fixtureTrace{keptFail.traceID: keptFail}, verdicts)
+
+	col.stop(t)
+	checkExactlyKept(t, out, want, verdicts)
 }
 
 // TestKeepFailuresREADME: the tail_sampling block of README.md's "Keep the failures" is the
