@@ -34,7 +34,7 @@ func TestKeepFailuresPipeline(t *testing.T) {
 	prob := shippedProbabilistic(t, section(t, cfg, "processors", "tail_sampling"))
 	traces := keepFailuresFixture(t)
 	dir := t.TempDir()
-	verdicts := replayVerdicts(t, dir, cfg, traces)
+	verdicts, results := replayVerdicts(t, dir, cfg, traces)
 
 	grpcPort, httpPort, healthPort, metricsPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	tracesOut, logsOut, metricsOut := filepath.Join(dir, "traces.jsonl"), filepath.Join(dir, "logs.jsonl"), filepath.Join(dir, "metrics.jsonl")
@@ -80,12 +80,32 @@ func TestKeepFailuresPipeline(t *testing.T) {
 	for _, f := range traces {
 		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", httpPort), f.td)
 	}
-	// The metrics are flushed every second: wait for the verdict counters of every trace
-	// before stopping (checkSampled stops the collector).
-	col.eventually(t, 3*resultTimeout, "verdict counters for every trace in "+metricsOut, func() (bool, string) {
-		n := verdictResults(t, metricsOut)
-		return n > 0 && n >= float64(len(traces)), fmt.Sprintf("%v results counted", n)
+	// The metrics are flushed every second: wait until the verdict counters hold every result
+	// handoffcheck found, per case, step and outcome, before stopping (checkSampled stops the
+	// collector).
+	wantResults := 0
+	for _, n := range results {
+		wantResults += n
+	}
+	col.eventually(t, 3*resultTimeout, "verdict counters for every result in "+metricsOut, func() (bool, string) {
+		got := verdictResults(t, metricsOut)
+		total := 0
+		for _, n := range got {
+			total += n
+		}
+		return total >= wantResults, fmt.Sprintf("%d results counted, want %d", total, wantResults)
 	})
+	got := verdictResults(t, metricsOut)
+	for key, n := range results {
+		if got[key] != n {
+			t.Errorf("handoff.assertion.results%v = %d, want %d (handoffcheck replay)", key, got[key], n)
+		}
+	}
+	for key, n := range got {
+		if _, ok := results[key]; !ok && n != 0 {
+			t.Errorf("handoff.assertion.results%v = %d; handoffcheck found no such result", key, n)
+		}
+	}
 	checkSampled(t, col, tracesOut, traces, verdicts, prob)
 
 	checkVerdictLogs(t, logsOut, traces)
@@ -95,7 +115,8 @@ func TestKeepFailuresPipeline(t *testing.T) {
 // replayVerdicts judges the fixture with handoffcheck and the shipped connector's cases (the
 // same engine and config): a trace's verdict is fail when a result failed, else error when
 // one errored, else pass. It requires both passing and failing traces.
-func replayVerdicts(t *testing.T, dir string, cfg map[string]any, traces []fixtureTrace) map[pcommon.TraceID]string {
+// It also returns the number of results per (case, step, outcome).
+func replayVerdicts(t *testing.T, dir string, cfg map[string]any, traces []fixtureTrace) (map[pcommon.TraceID]string, map[[3]string]int) {
 	t.Helper()
 	all := ptrace.NewTraces()
 	for _, f := range traces {
@@ -136,7 +157,9 @@ func replayVerdicts(t *testing.T, dir string, cfg map[string]any, traces []fixtu
 	for _, f := range traces {
 		verdicts[f.traceID] = "pass"
 	}
+	results := map[[3]string]int{}
 	for _, r := range readResults(t, report) {
+		results[[3]string{r.Case, r.Step, r.Outcome}]++
 		id := traceIDOf(t, r.TraceID)
 		switch {
 		case r.Outcome == "fail":
@@ -153,38 +176,39 @@ func replayVerdicts(t *testing.T, dir string, cfg map[string]any, traces []fixtu
 		t.Fatalf("the shipped cases give verdicts %v on the fixture; the test needs passing and failing traces", n)
 	}
 	t.Logf("verdicts of %d traces by handoffcheck: %v", len(traces), n)
-	return verdicts
+	return verdicts, results
 }
 
-// verdictResults sums the latest handoff.assertion.results data points of the metrics file
-// (cumulative: the last flush holds the totals).
-func verdictResults(t *testing.T, path string) float64 {
+// verdictResults reads handoff.assertion.results per (case, step, outcome) from the metrics
+// file: cumulative, so the latest flush that has a series holds its total.
+func verdictResults(t *testing.T, path string) map[[3]string]int {
 	t.Helper()
+	latest := map[[3]string]int{}
 	lines, err := completeLines(path)
-	if err != nil || len(lines) == 0 {
-		return 0
+	if err != nil {
+		return latest
 	}
-	latest := map[string]float64{}
 	for _, line := range lines {
 		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(line)
 		if err != nil {
 			t.Fatalf("metrics file line %.200q: %v", line, err)
 		}
+		// One flush: summed over resources (the connector may keep each trace's resource).
+		flush := map[[3]string]int{}
 		eachMetric(md, func(m pmetric.Metric) {
 			if m.Name() != "handoff.assertion.results" || m.Type() != pmetric.MetricTypeSum {
 				return
 			}
 			for _, dp := range m.Sum().DataPoints().All() {
-				latest[fmt.Sprint(dp.Attributes().AsRaw())] = float64(dp.IntValue()) + dp.DoubleValue()
+				attr := func(k string) string { v, _ := dp.Attributes().Get(k); return v.AsString() }
+				flush[[3]string{attr("case"), attr("step"), attr("outcome")}] += int(dp.IntValue()) + int(dp.DoubleValue())
 			}
 		})
+		for k, v := range flush {
+			latest[k] = v
+		}
 	}
-	// Counted per result; every trace has at least one.
-	total := 0.0
-	for _, v := range latest {
-		total += v
-	}
-	return total
+	return latest
 }
 
 func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
