@@ -44,6 +44,13 @@ var connectorContract = []connectorMetric{
 	{"traces_service_graph_request_server_seconds", "s", pmetric.MetricTypeHistogram, []string{"client", "server", "connection_type"}},
 }
 
+// connectorBucketBounds are the explicit bucket boundaries of the connector's histograms that
+// the promtool inputs model (connector/assertionconnector/metrics.go: 1, the limit, is a
+// boundary).
+var connectorBucketBounds = map[string][]string{
+	"handoff_budget_utilization_bucket": {"0.1", "0.25", "0.5", "0.75", "0.9", "1", "1.25", "1.5", "2", "5", "+Inf"},
+}
+
 // resourceLabels are the labels Prometheus adds from the resource (OTLP receiver, remote
 // write) or the scrape target: service.name → job, service.instance.id → instance.
 var resourceLabels = []string{"job", "instance"}
@@ -685,9 +692,18 @@ func TestObservabilityQueries(t *testing.T) {
 		t.Fatalf("alerts_test.yaml: %v", err)
 	}
 	n := 0
+	leLabel := regexp.MustCompile(`,?le="([^"]*)"`)
+	buckets := map[string][]string{} // histogram series without le → its le values
 	for _, tc := range tests.Tests {
 		for _, in := range tc.InputSeries {
 			n++
+			if m := leLabel.FindStringSubmatch(in.Series); m != nil {
+				name := in.Series[:strings.IndexByte(in.Series, '{')]
+				if _, ok := connectorBucketBounds[name]; ok {
+					key := leLabel.ReplaceAllString(in.Series, "")
+					buckets[key] = append(buckets[key], m[1])
+				}
+			}
 			sels, err := promqlSelectors(in.Series)
 			if err != nil || len(sels) != 1 {
 				t.Errorf("input series %s: %v %v", in.Series, sels, err)
@@ -709,6 +725,12 @@ func TestObservabilityQueries(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("alerts_test.yaml has no input series")
+	}
+	for series, les := range buckets {
+		name := series[:strings.IndexByte(series, '{')]
+		if want := connectorBucketBounds[name]; strings.Join(les, " ") != strings.Join(want, " ") {
+			t.Errorf("input histogram %s: buckets le=%v, want the connector's %v", series, les, want)
+		}
 	}
 }
 
