@@ -108,13 +108,14 @@ func TestKeepFailuresPipeline(t *testing.T) {
 	}
 	checkSampled(t, col, tracesOut, traces, verdicts, prob)
 
-	checkVerdictLogs(t, logsOut, traces)
+	checkVerdictLogs(t, logsOut, traces, verdicts)
 	checkEmittedSeries(t, metricsOut)
 }
 
 // replayVerdicts judges the fixture with handoffcheck and the shipped connector's cases (the
 // same engine and config): a trace's verdict is fail when a result failed, else error when
-// one errored, else pass. It requires both passing and failing traces.
+// one errored, else pass, and none without results. It requires both passing and failing
+// traces.
 // It also returns the number of results per (case, step, outcome).
 func replayVerdicts(t *testing.T, dir string, cfg map[string]any, traces []fixtureTrace) (map[pcommon.TraceID]string, map[[3]string]int) {
 	t.Helper()
@@ -153,14 +154,16 @@ func replayVerdicts(t *testing.T, dir string, cfg map[string]any, traces []fixtu
 	if code != 0 && code != 1 {
 		t.Fatalf("handoffcheck replay: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// A trace without results (no agent in it: the flat OpenLLMetry workflow capture) gets
+	// no verdict.
 	verdicts := map[pcommon.TraceID]string{}
-	for _, f := range traces {
-		verdicts[f.traceID] = "pass"
-	}
 	results := map[[3]string]int{}
 	for _, r := range readResults(t, report) {
 		results[[3]string{r.Case, r.Step, r.Outcome}]++
 		id := traceIDOf(t, r.TraceID)
+		if verdicts[id] == "" {
+			verdicts[id] = "pass"
+		}
 		switch {
 		case r.Outcome == "fail":
 			verdicts[id] = "fail"
@@ -221,9 +224,9 @@ func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 	}
 }
 
-// checkVerdictLogs: every trace has gen_ai.evaluation.result records, each with the trace id
-// and a span id of that trace.
-func checkVerdictLogs(t *testing.T, path string, traces []fixtureTrace) {
+// checkVerdictLogs: every judged trace (one with a verdict) has gen_ai.evaluation.result
+// records, each with the trace id and a span id; the others have none.
+func checkVerdictLogs(t *testing.T, path string, traces []fixtureTrace, verdicts map[pcommon.TraceID]string) {
 	t.Helper()
 	lines, err := completeLines(path)
 	if err != nil {
@@ -262,8 +265,11 @@ func checkVerdictLogs(t *testing.T, path string, traces []fixtureTrace) {
 	}
 	var missing []string
 	for id, f := range byTrace {
-		if records[id] == 0 {
+		switch {
+		case verdicts[id] != "" && records[id] == 0:
 			missing = append(missing, id.String()+" ("+f.capture+")")
+		case verdicts[id] == "" && records[id] != 0:
+			t.Errorf("trace %s (%s) has no results in handoffcheck but %d evaluation records", id, f.capture, records[id])
 		}
 	}
 	sort.Strings(missing)
