@@ -43,7 +43,13 @@ GO_FILES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path
 # The Go files linked into the collector: not tests, not cmd/.
 COLLECTOR_SOURCES := $(filter-out ./cmd/% %_test.go,$(GO_FILES))
 
-.PHONY: all install-tools build run test bench loadtest generate fmt vet validate tidy clean e2e-clients
+.PHONY: all install-tools build run test bench loadtest generate fmt vet validate tidy clean e2e-clients promtool
+
+# promtool checks and unit-tests the shipped Prometheus alert rules (examples/observability).
+# It comes from Debian's `prometheus` package, pinned to the version bookworm offers
+# (`apt-cache policy prometheus`); services are not started (policy-rc.d in containers,
+# and nothing here runs the prometheus daemon).
+PROMETHEUS_DEB_VERSION := 2.42.0+ds-5+deb12u1
 
 all: build
 
@@ -75,9 +81,20 @@ run: $(BINARY) $(REPLAY)
 	trap 'kill $$replay 2>/dev/null || true' EXIT; \
 	$(BINARY) --config $(CONFIG)
 
-## test: unit and end-to-end tests (e2e tests use _build/otelcol-handoff and e2e/clients)
-test: build e2e-clients
+## test: unit and end-to-end tests (e2e tests use _build/otelcol-handoff and e2e/clients;
+## the alert-rule tests use promtool)
+test: build e2e-clients promtool
 	$(GO) test -race -count=1 ./...
+
+## promtool: install Debian's prometheus package (pinned) when promtool is not on PATH
+promtool:
+	@if command -v promtool >/dev/null; then \
+		promtool --version 2>&1 | head -1; \
+	else \
+		sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+		$$sudo apt-get update; \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends prometheus=$(PROMETHEUS_DEB_VERSION); \
+	fi
 
 ## e2e-clients: install the pinned npm packages of the real-client scenarios (npm ci, only
 ## when node_modules is missing or older than package.json / package-lock.json)

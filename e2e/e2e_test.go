@@ -487,7 +487,9 @@ type collector struct {
 	stopped sync.Once
 }
 
-func startCollector(t *testing.T, bin, cfgPath string) *collector {
+// startCollector runs bin with one or more configs; later ones are merged over earlier ones
+// (maps merge, lists are replaced), as the collector merges repeated --config flags.
+func startCollector(t *testing.T, bin string, cfgPaths ...string) *collector {
 	t.Helper()
 	timeout := processTimeout
 	if d, ok := t.Deadline(); ok && time.Until(d) < timeout {
@@ -495,7 +497,11 @@ func startCollector(t *testing.T, bin, cfgPath string) *collector {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	out := &lockedBuffer{}
-	cmd := exec.CommandContext(ctx, bin, "--config", cfgPath)
+	args := make([]string, 0, 2*len(cfgPaths))
+	for _, p := range cfgPaths {
+		args = append(args, "--config", p)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
