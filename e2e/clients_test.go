@@ -73,7 +73,12 @@ type clientSpan struct {
 	SpanID       string `json:"span_id"`
 	ParentSpanID string `json:"parent_span_id"`
 	Name         string `json:"name"`
-	Scope        string `json:"scope"`
+	Service      string `json:"service"` // the span's resource service.name
+	Links        []struct {
+		TraceID string `json:"trace_id"`
+		SpanID  string `json:"span_id"`
+	} `json:"links"`
+	Scope string `json:"scope"`
 }
 
 func clientScenarios() []clientScenario {
