@@ -2,7 +2,7 @@ package e2e
 
 // Real-framework scenarios of issue 11: each script in clients/ runs a multi-agent
 // conversation of one framework (Strands, Mastra, LangGraph + OpenInference, the Vercel AI
-// SDK) on stub models and exports the framework's own spans to the built collector. For
+// SDK, Google ADK) on stub models and exports the framework's own spans to the built collector. For
 // each, a golden file in testdata/scenarios/ holds what the collector must make of it, per
 // trace: the delegation DAG (topology and edges), the HANDOFF spans, and the exact verdicts
 // of the seed-000 steps, the seed-001 test-case fields and the deterministic parts of the
@@ -49,6 +49,7 @@ func realScenarios() []realScenario {
 		{name: "langgraph-command", script: "langgraph-command.mjs", serviceName: "e2e-langgraph-command", traces: 1},
 		{name: "vercel-two-services", script: "vercel-two-services.mjs", serviceName: "e2e-vercel-frontdesk", traces: 1},
 		{name: "vercel-async-link", script: "vercel-async-link.mjs", serviceName: "e2e-vercel-async-link", traces: 2},
+		{name: "adk-refund-transfer", script: "adk-refund-transfer.mjs", serviceName: "e2e-google-adk-refund-transfer", traces: 1},
 	}
 }
 
