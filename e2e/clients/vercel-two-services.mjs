@@ -15,7 +15,7 @@ import { generateText, stepCountIs, tool } from 'ai';
 import { z } from 'zod';
 
 import { runScenario } from './lib/telemetry.mjs';
-import { agentTelemetry, scriptedModel } from './lib/vercel.mjs';
+import { agentTelemetry, scriptedModel, stepsInLaterMilliseconds } from './lib/vercel.mjs';
 import { QUESTION, getWeather } from './lib/weather.mjs';
 
 const SERVICE_NAME = 'e2e-vercel-frontdesk';
@@ -145,6 +145,7 @@ await runScenario(SERVICE_NAME, async (tracing) => {
         }),
       },
       stopWhen: stepCountIs(4),
+      prepareStep: stepsInLaterMilliseconds, // its next model call is ordered after the tool call's end
       experimental_telemetry: agentTelemetry('frontdesk', trace.getTracer(AI_SCOPE)),
     });
     if (result.text !== ANSWER) {

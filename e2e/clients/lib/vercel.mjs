@@ -45,3 +45,20 @@ export function scriptedModel(modelId, turns) {
 export function agentTelemetry(agentName, tracer) {
   return { isEnabled: true, functionId: agentName, recordInputs: true, recordOutputs: true, ...(tracer ? { tracer } : {}) };
 }
+
+/**
+ * A prepareStep hook that starts each step after the first at least 2 ms (wall clock)
+ * after the previous one returned. OTel JS records span start times from Date.now()
+ * (millisecond resolution) but end times with sub-millisecond precision, so a model call
+ * that starts in the same millisecond its tool call ended would appear to start before
+ * that call ended, and "what the agent did after the tool returned" would depend on timing.
+ */
+export async function stepsInLaterMilliseconds({ stepNumber }) {
+  if (stepNumber > 0) {
+    const until = Date.now() + 2;
+    while (Date.now() < until) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return undefined;
+}
