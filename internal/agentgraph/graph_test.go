@@ -145,6 +145,19 @@ func TestExpectedEdges(t *testing.T) {
 		"openai-agents-tool-error": {"triage -> weather_specialist (handoff_span)"},
 		// Pydantic AI "programmatic hand-off": sibling runs, marked inferred.
 		"lf-pydantic-ai-multiagent": {"joke_agent -> evaluator_agent (inferred_sibling)"},
+		// The real-framework scenarios of e2e/clients (their e2e goldens hold the same edges).
+		"scenario-adk-refund-transfer": {"triage -> refund_specialist (transfer_tool)"},
+		"scenario-langgraph-command":   {"triage -> weather_specialist (transfer_tool)"},
+		// Three agents as tools issued in one model response.
+		"scenario-mastra-fanout": {"trip_planner -> weather_agent (agent_as_tool)", "trip_planner -> hotel_agent (agent_as_tool)", "trip_planner -> flight_agent (agent_as_tool)"},
+		// The specialist hands the failed job back to triage (a second triage run).
+		"scenario-strands-error-swallowed": {"triage -> weather_specialist (transfer_tool)", "weather_specialist -> triage (transfer_tool)"},
+		"scenario-strands-error-retried":   {"triage -> weather_specialist (transfer_tool)", "weather_specialist -> triage (transfer_tool)", "triage -> backup_weather (transfer_tool)"},
+		"scenario-strands-refund-swarm":    {"triage -> billing (transfer_tool)", "billing -> refund_specialist (transfer_tool)"},
+		// One trace across two services (HTTP client and server spans are not agents).
+		"scenario-vercel-two-services": {"frontdesk -> weather_specialist (agent_as_tool)"},
+		// The receiver's trace links to the sender's (BuildAll resolves it within the file).
+		"scenario-vercel-async-link": {"intake -> report_writer (span_link)"},
 	}
 	for _, path := range corpusFiles(t) {
 		if _, ok := want[baseName(path)]; !ok {
