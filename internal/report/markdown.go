@@ -16,7 +16,7 @@ const maxCell = 160
 // Markdown renders the run as a Markdown summary: the verdict and totals, a table per case,
 // a table of failures and errors (at most MaxFailureRows), and a Mermaid `graph TD` of each
 // failing trace's delegation DAG (at most MaxPictures), with failing agents and the
-// handoffs into them marked.
+// handoffs into them marked and orchestration wrappers drawn as subgraphs.
 func (r *Run) Markdown() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -170,9 +170,10 @@ func stepName(res rules.Result) string {
 	return name
 }
 
-// mermaid draws a DAG: one node per agent invocation, one arrow per handoff labelled with
-// how it was detected; failing agents are styled "failed" and the arrows into them drawn
-// thick, red and labelled FAIL.
+// mermaid draws a DAG: one node per agent invocation, grouped in one `subgraph` per
+// orchestration wrapper (see writeNodes), one arrow per handoff labelled with how it was
+// detected; failing agents are styled "failed" and the arrows into them drawn thick, red
+// and labelled FAIL.
 func mermaid(d *dag) string {
 	var b strings.Builder
 	b.WriteString("```mermaid\ngraph TD\n")
@@ -181,15 +182,11 @@ func mermaid(d *dag) string {
 	}
 	var failedNodes []string
 	for i, n := range d.nodes {
-		label := mermaidText(n.name)
-		if n.errored {
-			label += " (error)"
-		}
-		fmt.Fprintf(&b, "  n%d[\"%s\"]\n", i, label)
 		if n.failed {
 			failedNodes = append(failedNodes, fmt.Sprintf("n%d", i))
 		}
 	}
+	writeNodes(&b, d)
 	var failedLinks []string
 	for i, e := range d.edges {
 		if e.failed {
@@ -208,6 +205,82 @@ func mermaid(d *dag) string {
 	}
 	b.WriteString("```\n")
 	return b.String()
+}
+
+// writeNodes writes one box per agent invocation in index order; an invocation inside an
+// orchestration wrapper is written, with every other agent of its outermost wrapper, in a
+// `subgraph` per wrapper (nested wrappers nested), where the first of them comes. Arrows
+// come after all the boxes, so they do not move a box into or out of a group.
+func writeNodes(b *strings.Builder, d *dag) {
+	groupOf := make([]int, len(d.nodes))
+	for i := range groupOf {
+		groupOf[i] = -1
+	}
+	for gi, g := range d.groups {
+		for _, m := range g.members {
+			groupOf[m] = gi
+		}
+	}
+	// first is the smallest node index in each group, nested groups included (a group is
+	// listed before the groups in it, so a backward pass sees the inner ones first).
+	first := make([]int, len(d.groups))
+	for gi := len(d.groups) - 1; gi >= 0; gi-- {
+		first[gi] = len(d.nodes)
+		for _, m := range d.groups[gi].members {
+			first[gi] = min(first[gi], m)
+		}
+		for _, c := range d.groups[gi].children {
+			first[gi] = min(first[gi], first[c])
+		}
+	}
+	node := func(i int, indent string) {
+		label := mermaidText(d.nodes[i].name)
+		if d.nodes[i].errored {
+			label += " (error)"
+		}
+		fmt.Fprintf(b, "%sn%d[\"%s\"]\n", indent, i, label)
+	}
+	var group func(gi int, indent string)
+	group = func(gi int, indent string) {
+		g := d.groups[gi]
+		label := g.kind
+		if g.name != "" {
+			label += ": " + g.name
+		}
+		fmt.Fprintf(b, "%ssubgraph w%d[\"%s\"]\n", indent, gi, mermaidText(label))
+		type item struct{ key, node, group int }
+		var items []item
+		for _, m := range g.members {
+			items = append(items, item{key: m, node: m, group: -1})
+		}
+		for _, c := range g.children {
+			items = append(items, item{key: first[c], node: -1, group: c})
+		}
+		sort.Slice(items, func(i, j int) bool { return items[i].key < items[j].key })
+		for _, it := range items {
+			if it.group >= 0 {
+				group(it.group, indent+"  ")
+			} else {
+				node(it.node, indent+"  ")
+			}
+		}
+		fmt.Fprintf(b, "%send\n", indent)
+	}
+	written := make([]bool, len(d.groups))
+	for i := range d.nodes {
+		gi := groupOf[i]
+		if gi < 0 {
+			node(i, "  ")
+			continue
+		}
+		for d.groups[gi].parent >= 0 {
+			gi = d.groups[gi].parent
+		}
+		if !written[gi] {
+			written[gi] = true
+			group(gi, "  ")
+		}
+	}
 }
 
 // mermaidText makes trace data safe inside a quoted Mermaid label and a Markdown fence.

@@ -70,7 +70,7 @@ func evaluator(t *testing.T) *rules.Evaluator {
 
 // traces: 0x0a passes everything it can; 0x0b sends email from the summarizer, adds 4
 // twice, and has a | and a <tag> in its agent names' content; 0x0c nests three deep and
-// is released incomplete.
+// is released incomplete, its archiver in the workflow archive_pipeline.
 func runTraces() []*agentgraph.Graph {
 	ok := tr.New(0x0a)
 	root := ok.Agent(nil, "dispatcher", 0, 100).Reply(`{"id": "f-1"}`).Attr("test.context.fixture_id", "f-1")
@@ -95,6 +95,11 @@ func runTraces() []*agentgraph.Graph {
 	arch := deep.Agent(sum, "archiver", 20, 80)
 	deep.Tool(arch, "store", `{}`, 21, 22)
 	deep.Tool(arch, "store", `{}`, 23, 24)
+	// summarizer runs archiver in a workflow (an orchestration wrapper, drawn as a group). It
+	// is added last and archiver moved into it, so the span ids stay as they were.
+	pipeline := deep.Other(sum, "invoke_workflow archive_pipeline", 15, 85).
+		Attr("gen_ai.operation.name", "invoke_workflow").Attr("gen_ai.workflow.name", "archive_pipeline")
+	arch.SetParentSpanID(pipeline.SpanID())
 	return []*agentgraph.Graph{bad.Graph(), deep.Graph(), ok.Graph()}
 }
 

@@ -212,6 +212,18 @@ type dag struct {
 	traceID string
 	nodes   []dagNode
 	edges   []dagEdge
+	// groups are the orchestration wrappers drawn around their agents, each after the group
+	// it is drawn in (outermost first, then in start order).
+	groups []dagGroup
+}
+
+// dagGroup is one orchestration wrapper (swarm, graph, node, workflow) drawn as a group.
+type dagGroup struct {
+	kind, name string
+	// parent is the index of the group this one is drawn in (-1: none).
+	parent int
+	// members are the nodes directly in this group; children the groups directly in it.
+	members, children []int
 }
 
 type dagNode struct {
@@ -254,7 +266,46 @@ func snapshot(g *agentgraph.Graph, failedSpans map[string]bool, policy *redact.P
 		}
 		d.edges = append(d.edges, de)
 	}
+	snapshotGroups(d, g.Wrappers, index, policy)
 	return d
+}
+
+// snapshotGroups copies the wrappers to draw, each after the one around it. A node wrapper
+// that holds exactly one agent of its own name (a Strands swarm's execute_node around that
+// agent) says nothing the agent's box does not: it is left out, and its agent drawn in the
+// wrapper around it.
+func snapshotGroups(d *dag, wrappers []*agentgraph.Wrapper, index map[*agentgraph.Invocation]int, policy *redact.Policy) {
+	var add func(w *agentgraph.Wrapper, parent int)
+	add = func(w *agentgraph.Wrapper, parent int) {
+		if redundantNode(w) {
+			if parent >= 0 {
+				d.groups[parent].members = append(d.groups[parent].members, index[w.Members[0]])
+			}
+			return
+		}
+		gi := len(d.groups)
+		d.groups = append(d.groups, dagGroup{kind: w.Kind, name: policy.Redact(w.Name.Text), parent: parent})
+		for _, m := range w.Members {
+			d.groups[gi].members = append(d.groups[gi].members, index[m])
+		}
+		if parent >= 0 {
+			d.groups[parent].children = append(d.groups[parent].children, gi)
+		}
+		for _, c := range w.Children {
+			add(c, gi)
+		}
+	}
+	for _, w := range wrappers {
+		if w.Parent == nil {
+			add(w, -1)
+		}
+	}
+}
+
+// redundantNode reports whether w is a node wrapper around one agent of the same name.
+func redundantNode(w *agentgraph.Wrapper) bool {
+	return w.Kind == agentgraph.WrapperNode && len(w.Members) == 1 && len(w.Children) == 0 &&
+		w.Members[0].Name == w.Name.Text
 }
 
 // WriteFileAtomic writes data to path through a temporary file in the same directory and a
