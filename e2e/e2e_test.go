@@ -491,13 +491,20 @@ type collector struct {
 // (maps merge, lists are replaced), as the collector merges repeated --config flags.
 func startCollector(t *testing.T, bin string, cfgPaths ...string) *collector {
 	t.Helper()
+	return startCollectorArgs(t, bin, nil, cfgPaths...)
+}
+
+// startCollectorArgs is startCollector with more command-line flags (--feature-gates=...)
+// before the configs.
+func startCollectorArgs(t *testing.T, bin string, flags []string, cfgPaths ...string) *collector {
+	t.Helper()
 	timeout := processTimeout
 	if d, ok := t.Deadline(); ok && time.Until(d) < timeout {
 		timeout = time.Until(d)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	out := &lockedBuffer{}
-	args := make([]string, 0, 2*len(cfgPaths))
+	args := append(make([]string, 0, len(flags)+2*len(cfgPaths)), flags...)
 	for _, p := range cfgPaths {
 		args = append(args, "--config", p)
 	}

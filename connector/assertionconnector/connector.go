@@ -78,6 +78,9 @@ func sharedFor(set connector.Settings, cfg *Config) (*shared, error) {
 	if s, ok := registry[cfg]; ok {
 		return s, nil
 	}
+	// One engine serves every output: its telemetry must not carry the output signal of
+	// whichever instance came first.
+	set.TelemetrySettings = dropInjectedAttributes(set.TelemetrySettings, signalOutputKey)
 	s := &shared{
 		cfg: cfg, logger: set.Logger, memo: map[string]*memoEntry{}, pending: newPendingHandoff(),
 		self: selfAttrs{id: attribute.String(assertionexporter.ConnectorAttr, set.ID.String())},
