@@ -47,6 +47,14 @@ type Config struct {
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// Chains overrides fallback chains, as in the handoff processor.
 	Chains agentgraph.Chains `mapstructure:"chains"`
+	// CountDelegationCallsAsToolCalls (default false) asks for the old counting: delegation
+	// calls (transfer_to_agent, transfer_to_<x> and handoff tools, Strands'
+	// strands_structured_output routing calls, agent-as-tool calls) count as the sender's
+	// tool calls in maxToolCalls, expected_tool_calls, expected_tool_call_order and
+	// expected_no_tool_calls (they still count as handoffs). The graph is then built with
+	// agentgraph.Options.CountDelegationCallsAsToolCalls, so the handoff processor's graph
+	// (built without it) is not reused: the exporter builds each trace's graph itself.
+	CountDelegationCallsAsToolCalls bool `mapstructure:"count_delegation_calls_as_tool_calls"`
 	// Judge is the LLM judge of judge-graded rubrics; without an endpoint there is none, and
 	// a judge-graded step is a config error unless it sets deterministicOnly.
 	Judge judge.Config `mapstructure:"judge"`
@@ -244,6 +252,12 @@ func checkSpansFile(path string) error {
 		return fmt.Errorf("file %s is not readable: %w", path, err)
 	}
 	return f.Close()
+}
+
+// graphOptions are the options the exporter builds its graphs with (and the ones a graph
+// the handoff processor passed on must have been built with to be reused).
+func (c *Config) graphOptions() agentgraph.Options {
+	return agentgraph.Options{Chains: c.Chains, CountDelegationCallsAsToolCalls: c.CountDelegationCallsAsToolCalls}
 }
 
 // compile builds the gates and the evaluator (with grader as its judge; nil: none).

@@ -75,7 +75,7 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 	}
 	e := &assertionExporter{
 		cfg: cfg, logger: set.Logger, telemetry: tel,
-		graphOpts: agentgraph.Options{Chains: cfg.Chains}, now: time.Now,
+		graphOpts: cfg.graphOptions(), now: time.Now,
 	}
 	if e.policy, err = cfg.Redaction.Compile(cfg.Judge.Redact...); err != nil {
 		return nil, err

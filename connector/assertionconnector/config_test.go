@@ -1,6 +1,7 @@
 package assertionconnector
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
@@ -63,4 +66,25 @@ func TestInvalidConfigs(t *testing.T) {
 			require.ErrorContains(t, err, want)
 		})
 	}
+}
+
+// TestCountDelegationCallsKey: the exporter's count_delegation_calls_as_tool_calls is a
+// top-level key of the connector too, and reaches the graph options of the engine the
+// connector builds (so its verdicts and its tool-call metrics use the old counting).
+func TestCountDelegationCallsKey(t *testing.T) {
+	f := NewFactory()
+	for _, on := range []bool{false, true} {
+		cfg := f.CreateDefaultConfig().(*Config)
+		conf := confmap.NewFromStringMap(map[string]any{"count_delegation_calls_as_tool_calls": on})
+		require.NoError(t, conf.Unmarshal(cfg))
+		require.NoError(t, confmap.Validate(cfg))
+		require.Equal(t, on, cfg.Assertions.CountDelegationCallsAsToolCalls)
+		c, err := f.CreateTracesToLogs(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		require.NoError(t, err)
+		require.Equal(t, on, registry[cfg].engine.GraphOptions().CountDelegationCallsAsToolCalls)
+		require.NoError(t, c.Shutdown(context.Background()))
+	}
+	cfg := f.CreateDefaultConfig().(*Config)
+	err := confmap.NewFromStringMap(map[string]any{"count_delegation_calls_as_tool_call": true}).Unmarshal(cfg)
+	require.ErrorContains(t, err, "count_delegation_calls_as_tool_call: unknown key, did you mean count_delegation_calls_as_tool_calls?")
 }

@@ -88,3 +88,23 @@ func ToolNamesOf(list []string) []string {
 	}
 	return out
 }
+
+// OwnToolCalls are the run's tool calls that are not delegation calls, in start order: the
+// agent's own work, whatever the counting. Under the default counting that is ToolCalls;
+// with Options.CountDelegationCallsAsToolCalls it is ToolCalls without the delegation calls
+// kept there (what the handoff rubrics judge never depends on the counting).
+func (inv *Invocation) OwnToolCalls() []*ToolCall {
+	for i, tc := range inv.ToolCalls {
+		if tc.Delegation == "" {
+			continue
+		}
+		out := append(make([]*ToolCall, 0, len(inv.ToolCalls)-1), inv.ToolCalls[:i]...)
+		for _, tc := range inv.ToolCalls[i+1:] {
+			if tc.Delegation == "" {
+				out = append(out, tc)
+			}
+		}
+		return out
+	}
+	return inv.ToolCalls
+}

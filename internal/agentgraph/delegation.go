@@ -13,7 +13,8 @@ import (
 // result is a Command(goto=...), the draft GenAI transfer attributes), Strands' swarm routing
 // calls (strands_structured_output) and agent-as-tool calls. They are handoff evidence and
 // kept in Invocation.DelegationCalls, so Invocation.ToolCalls and the ToolCalls rollups hold
-// only the agent's own work.
+// only the agent's own work, unless Options.CountDelegationCallsAsToolCalls asks for the old
+// counting (then they stay in ToolCalls too).
 
 // Delegation kinds (ToolCall.Delegation).
 const (
@@ -31,8 +32,9 @@ const (
 const strandsRouting = "strands_structured_output"
 
 // splitDelegations marks the delegation calls of every invocation and moves them from
-// ToolCalls to DelegationCalls (both stay in start order).
-func (g *Graph) splitDelegations() {
+// ToolCalls to DelegationCalls (both stay in start order); keep (the old counting) lists
+// them in DelegationCalls and leaves them in ToolCalls as well.
+func (g *Graph) splitDelegations(keep bool) {
 	known := make(map[string]bool, len(g.Invocations))
 	for _, inv := range g.Invocations {
 		known[inv.Name] = true
@@ -68,7 +70,8 @@ func (g *Graph) splitDelegations() {
 			}
 			if tc.Delegation != "" {
 				inv.DelegationCalls = append(inv.DelegationCalls, tc)
-			} else {
+			}
+			if tc.Delegation == "" || keep {
 				own = append(own, tc)
 			}
 		}
@@ -522,10 +525,15 @@ var toolCallIDInResult = regexp.MustCompile(`"tool_call_id"\s*:\s*"([^"]+)"`)
 // LangChain tool spans record a single argument's bare value, "Paris") the arguments the
 // requesting LLM response asked for: the call of the same id, else the first unused call
 // of the same name, in the invocation's latest LLM call that started before the tool.
-func (g *Graph) recoverArgs(chains Chains) {
+// counted says the delegation calls are in ToolCalls too (each call is seen once).
+func (g *Graph) recoverArgs(chains Chains, counted bool) {
 	cache := map[*Span][]*requestedCall{}
 	for _, inv := range g.Invocations {
-		for _, list := range [][]*ToolCall{inv.ToolCalls, inv.DelegationCalls} {
+		lists := [][]*ToolCall{inv.ToolCalls, inv.DelegationCalls}
+		if counted {
+			lists = lists[:1]
+		}
+		for _, list := range lists {
 			for _, tc := range list {
 				g.work++
 				if t := strings.TrimSpace(tc.Args.Text); tc.Args.Found() && strings.HasPrefix(t, "{") {

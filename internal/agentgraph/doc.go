@@ -10,15 +10,18 @@
 // other package (rules, reports, the assertion exporter, the CLI) reads normalized fields
 // and never a span's attributes, events or links, nor the pdata span behind a Span:
 //
-//   - runs: Invocation (name, input, output, allowed tools, tool calls, edges in and out,
-//     Self and Subtree rollups), Invocation.Status (completed | failed |
+//   - runs: Invocation (name, input, output, allowed tools, tool calls and delegation
+//     calls, edges in and out, Self and Subtree rollups), Invocation.OwnToolCalls (the tool
+//     calls that are not delegation calls, whatever Options.CountDelegationCallsAsToolCalls
+//     asks), Invocation.Status (completed | failed |
 //     awaiting_approval, with its evidence), Invocation.AwaitingApproval,
 //     Invocation.LLMCalls and Invocation.AllowedToolNames (ToolNamesOf);
 //   - content: Value (text and the chain place it came from, or the places tried), the
 //     chat-message formats (MessageText, ContentValue), ParseJSON, and Span.InputText (what
 //     an LLM call was given);
 //   - tool calls: ToolCall (arguments and result as Values, Params, ParsedArgs,
-//     TriggerTarget);
+//     TriggerTarget, Delegation and Targets), Edge.Call (the delegation call that carried a
+//     handoff);
 //   - spans: Span (role, name, error, control flow, tokens, owner, tool call), Span.Start,
 //     Span.End, Span.SpanName, Span.StatusError, the recovery markers (Span.HasRecovery,
 //     Span.Recovery), Graph.InvocationOf;

@@ -231,10 +231,14 @@ func (g *Graph) detectEdges(chains Chains) {
 			for _, target := range tc.Targets {
 				recv := firstAfter(target, tc.Span, inv)
 				if recv == nil {
+					if e := g.recordedTransfer(byName[target], tc, inv); e != nil {
+						e.Call = tc // the HANDOFF span recorded this call's handoff
+						continue
+					}
 					unresolved = true
 					continue
 				}
-				e := &Edge{From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Reason: tc.Args,
+				e := &Edge{From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Call: tc, Reason: tc.Args,
 					Mode: attrStr(tc.Span.Span, "gen_ai.transfer.mode")}
 				if c, ok := tc.Params()["context"]; ok && c != nil {
 					if t := jsonText(c); !absent(t) {
@@ -263,7 +267,7 @@ func (g *Graph) detectEdges(chains Chains) {
 		if p := inv.Span.viaTool; p != nil {
 			e.Detection, e.Via = DetectAgentAsTool, p
 			if p.call != nil {
-				e.Reason = p.call.Args
+				e.Reason, e.Call = p.call.Args, p.call
 			}
 		}
 		if e.Via != nil {
@@ -277,6 +281,31 @@ func (g *Graph) detectEdges(chains Chains) {
 	for _, inv := range g.Invocations {
 		sort.SliceStable(inv.Out, func(i, j int) bool { return inv.Out[i].To.Index < inv.Out[j].To.Index })
 	}
+}
+
+// maxRecordedScan bounds the runs recordedTransfer looks at per transfer call.
+const maxRecordedScan = 8
+
+// recordedTransfer finds the edge a HANDOFF span of this distribution recorded for a
+// transfer call of inv whose receiver already has its edge: the processor's output built
+// again downstream holds both the call and the HANDOFF span the processor made of it, and
+// the HANDOFF span, read first, took the receiver. It is the incoming edge, from inv and
+// read from such a span with detection transfer_tool, of one of the first runs of the
+// target (list, in start order) that start at or after the call, not yet claimed by
+// another call. Nil when there is none: the receiver did not run in this trace.
+func (g *Graph) recordedTransfer(list []*Invocation, tc *ToolCall, inv *Invocation) *Edge {
+	t := tc.Span.Span.StartTimestamp()
+	i := sort.Search(len(list), func(i int) bool { return list[i].Span.Span.StartTimestamp() >= t })
+	for n := 0; i < len(list) && n < maxRecordedScan; i, n = i+1, n+1 {
+		g.work++
+		e := list[i].In
+		if e == nil || e.From != inv || e.Call != nil || e.Detection != DetectTransferTool || e.Via == nil ||
+			e.Via.Role != RoleHandoff || e.Via.RoleSource != "scope" {
+			continue
+		}
+		return e
+	}
+	return nil
 }
 
 // addEdge links e. Every detector adds an edge only into an invocation without one, so an

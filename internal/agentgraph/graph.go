@@ -76,7 +76,8 @@ type ToolCall struct {
 	Result Value
 	// Delegation is set on a call that hands work to another agent instead of doing it
 	// (see delegation.go): DelegationTransfer, DelegationRouting or DelegationAgentTool.
-	// Such calls are in Invocation.DelegationCalls, never in Invocation.ToolCalls.
+	// Such calls are in Invocation.DelegationCalls, and not in Invocation.ToolCalls unless
+	// Options.CountDelegationCallsAsToolCalls asks for the old counting.
 	Delegation string
 	// Targets names the agents a delegation call hands off to, when it names them.
 	Targets []string
@@ -126,7 +127,8 @@ type Rollup struct {
 	DurationMs   float64 `json:"duration_ms"`
 	ToolCalls    int     `json:"tool_calls"`
 	// DelegationCalls counts the calls that handed work to another agent (transfer,
-	// routing and agent-as-tool calls): handoff evidence, not in ToolCalls.
+	// routing and agent-as-tool calls): handoff evidence, not in ToolCalls (unless
+	// Options.CountDelegationCallsAsToolCalls: then ToolCalls counts them too).
 	DelegationCalls int `json:"delegation_calls,omitempty"`
 	LLMCalls        int `json:"llm_calls"`
 	Errors          int `json:"errors"`
@@ -149,7 +151,9 @@ type Invocation struct {
 	AllowedFrom  string
 	// ToolCalls are the agent's own tool calls, in start order; DelegationCalls the calls
 	// that handed work to another agent (transfer, routing and agent-as-tool calls), which
-	// are handoff evidence and never tool calls.
+	// are handoff evidence and not tool calls. With Options.CountDelegationCallsAsToolCalls
+	// (the old counting) ToolCalls holds every call, the delegation calls included, and
+	// DelegationCalls still lists those.
 	ToolCalls       []*ToolCall
 	DelegationCalls []*ToolCall
 	// In is the edge that started this invocation (nil for a root invocation).
@@ -202,6 +206,12 @@ type Edge struct {
 	// Via is the span carrying the evidence: the transfer tool call, the tool the receiver
 	// runs under, or the explicit handoff span. Nil for plain nesting.
 	Via *Span
+	// Call is the sender's delegation call that carried the handoff (a transfer or
+	// agent-as-tool call), when there is one; nil otherwise. It is Via's call, except on an
+	// edge read from a HANDOFF span of this distribution (the processor's output, built
+	// again downstream) that recorded a transfer call's handoff: Via is then the HANDOFF
+	// span and Call the transfer call it recorded.
+	Call *ToolCall
 	// Reason is the dispatch trigger (the via span's arguments), when there is one.
 	Reason Value
 	// Context is the "context" argument of a transfer call, when the framework passes one.
@@ -260,6 +270,12 @@ type Graph struct {
 // Options tune the builder.
 type Options struct {
 	Chains Chains
+	// CountDelegationCallsAsToolCalls asks for the old counting: delegation calls
+	// (transfer, routing and agent-as-tool calls, see delegation.go) stay in
+	// Invocation.ToolCalls and in the ToolCalls rollups, as the agent's tool calls, besides
+	// being listed in Invocation.DelegationCalls (and counted in the DelegationCalls
+	// rollups) as handoff evidence. Off by default: a delegation call is never a tool call.
+	CountDelegationCallsAsToolCalls bool
 }
 
 // Build classifies the spans of one trace and assembles its delegation DAG. spans may come
@@ -311,7 +327,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.remoteAgentStubs()
 	g.assignOwners()
 	g.collectWrappers()
-	g.collect(chains)
+	g.collect(chains, opts.CountDelegationCallsAsToolCalls)
 	g.detectEdges(chains)
 	g.rollup()
 	g.measure()
@@ -439,8 +455,9 @@ func (g *Graph) assignOwners() {
 	}
 }
 
-// collect gathers each invocation's tools, LLM calls, content and allowed tools.
-func (g *Graph) collect(chains Chains) {
+// collect gathers each invocation's tools, LLM calls, content and allowed tools;
+// countDelegations keeps the delegation calls among the tool calls (the old counting).
+func (g *Graph) collect(chains Chains, countDelegations bool) {
 	for _, s := range g.Spans {
 		inv := s.owner
 		if inv == nil {
@@ -471,8 +488,8 @@ func (g *Graph) collect(chains Chains) {
 			inv.AllowedFrom = tools.Source
 		}
 	}
-	g.splitDelegations()
-	g.recoverArgs(chains)
+	g.splitDelegations(countDelegations)
+	g.recoverArgs(chains, countDelegations)
 }
 
 // parseObject parses a JSON object, or returns nil.

@@ -159,7 +159,7 @@ type runTool struct {
 func (x *dagIndex) callsNamed(run *agentgraph.Invocation, tool string) []*agentgraph.ToolCall {
 	if _, ok := x.byTool[runTool{run, ""}]; !ok {
 		x.byTool[runTool{run, ""}] = nil
-		for _, tc := range run.ToolCalls {
+		for _, tc := range run.OwnToolCalls() {
 			x.work++
 			k := runTool{run, tc.Name}
 			x.byTool[k] = append(x.byTool[k], tc)
@@ -302,7 +302,7 @@ func (x *dagIndex) callsKeyed(name, key string) []*agentgraph.ToolCall {
 	if !ok {
 		m = map[string][]*agentgraph.ToolCall{}
 		for _, run := range x.byName[name] {
-			for _, tc := range run.ToolCalls {
+			for _, tc := range run.OwnToolCalls() {
 				if tc.Args.Found() {
 					k := tc.Name + "\x00" + x.canonical(tc)
 					m[k] = append(m[k], tc)
@@ -433,7 +433,7 @@ func (x *dagIndex) stepsOf(name string) []stepItem {
 		for _, llm := range x.llms[run] {
 			items = append(items, stepItem{at: start(llm), kind: stepLLM, run: run, span: llm})
 		}
-		for _, tc := range run.ToolCalls {
+		for _, tc := range run.OwnToolCalls() {
 			items = append(items, stepItem{at: start(tc.Span), kind: stepTool, run: run, span: tc.Span, tc: tc})
 		}
 		for _, o := range run.Out {
@@ -847,7 +847,7 @@ func (x *dagIndex) firstRunsBy(name, kind string) map[string]*firstRuns {
 				add(o.To.Name, start(o.To.Span), pos)
 			}
 		case "call":
-			for _, tc := range run.ToolCalls {
+			for _, tc := range run.OwnToolCalls() {
 				add(tc.Name, start(tc.Span), pos)
 			}
 		case "scope":

@@ -118,7 +118,7 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 		}
 		var outside []string
 		checked, nOutside := 0, 0
-		for _, tc := range r.ToolCalls {
+		for _, tc := range r.OwnToolCalls() {
 			x.work++
 			if rs.plumbing(x, tc, r) {
 				continue
@@ -157,7 +157,7 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 	}
 	var calls []call
 	var needles []string
-	for _, tc := range r.ToolCalls {
+	for _, tc := range r.OwnToolCalls() {
 		x.work++
 		if rs.plumbing(x, tc, r) || !tc.Args.Found() {
 			continue
@@ -188,7 +188,7 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 			x.work++
 			known.scan(tokenText(text), 0, nil)
 		}
-		for _, prev := range r.ToolCalls {
+		for _, prev := range r.OwnToolCalls() {
 			x.work++
 			known.scan(tokenText(prev.Result.Text), uint64(end(prev.Span)), prev)
 		}
@@ -327,7 +327,7 @@ func (x *dagIndex) episodes(e *agentgraph.Edge) []episode {
 	case e.Via != nil && e.Via.Error != nil:
 		out = append(out, episode{span: e.Via, kind: "dispatch", label: fmt.Sprintf("the dispatch call %s (span %s)", e.Via.Name.Text, e.Via.ID), err: e.Via.Error})
 	}
-	for _, tc := range r.ToolCalls {
+	for _, tc := range r.OwnToolCalls() {
 		if tc.Span.Error != nil {
 			out = append(out, episode{span: tc.Span, kind: "tool", label: toolLabel(tc), err: tc.Span.Error, tool: tc})
 		}
@@ -450,7 +450,7 @@ func (rs *rubricStep) recovered(x *dagIndex, e *agentgraph.Edge, ep episode) (pa
 // receiverTurn renders what the receiver did, for the judge.
 func receiverTurn(r *agentgraph.Invocation) string {
 	var b strings.Builder
-	for _, tc := range r.ToolCalls {
+	for _, tc := range r.OwnToolCalls() {
 		fmt.Fprintf(&b, "tool %s args %s", tc.Name, strings.TrimSpace(tc.Args.Text))
 		if tc.Span.Error != nil {
 			fmt.Fprintf(&b, " -> error %s", errText(tc.Span.Error))
@@ -661,7 +661,7 @@ func (x *dagIndex) repeats(rs *rubricStep, e *agentgraph.Edge) ([]string, int) {
 	var found []repeat
 	budget := maxStepScan
 	seenKey := map[string]bool{}
-	for _, tc := range e.To.ToolCalls {
+	for _, tc := range e.To.OwnToolCalls() {
 		x.work++
 		if rs.plumbing(x, tc, e.To) || !tc.Args.Found() {
 			continue

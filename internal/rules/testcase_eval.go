@@ -581,11 +581,15 @@ var handoffDetections = map[string]bool{
 func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trigger {
 	var out []*trigger
 	via := map[*agentgraph.Span]bool{}
-	// Trigger and transfer calls are delegation calls in the model, not tool calls.
+	// Trigger and transfer calls are delegation calls in the model, not tool calls (with
+	// count_delegation_calls_as_tool_calls they are in both lists: each is seen once).
 	calls := append(append([]*agentgraph.ToolCall(nil), inv.DelegationCalls...), inv.ToolCalls...)
 	for _, e := range inv.Out {
 		if e.Via != nil {
 			via[e.Via] = true
+		}
+		if e.Call != nil {
+			via[e.Call.Span] = true // a transfer call recorded by a HANDOFF span carried e
 		}
 		if e.To.Name != name {
 			continue
@@ -602,6 +606,7 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 		if via[tc.Span] || tc.TriggerTarget() != name {
 			continue
 		}
+		via[tc.Span] = true
 		out = append(out, &trigger{
 			call: tc, args: tc.Args, fireAndForget: true,
 			why:    fmt.Sprintf("its run is not in this trace (%s call, span %s)", tc.Name, tc.Span.ID),
