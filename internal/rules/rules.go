@@ -448,7 +448,7 @@ func (c *compiledCase) evaluateTestCase(base Result, te *traceEval) (out []Resul
 		}
 		return out
 	}
-	return te.evalExpectations(base, rootAgent(te.g), c.expect, "")
+	return te.evalExpectations(base, te.rootAgent(), c.expect, "")
 }
 
 func (c *compiledCase) evaluateSteps(base Result, tc *traceCache) []Result {

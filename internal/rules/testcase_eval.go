@@ -170,6 +170,8 @@ type traceEval struct {
 	g     *agentgraph.Graph
 	ctx   map[string]any
 	facts map[*agentgraph.Invocation]runFacts
+	// root is the root agent over its runs (rootAgent), once per trace.
+	root *logicalAgent
 	// deadline bounds the evaluation (eval_timeout): CEL is evaluated under it and each
 	// agent's assertions check it first.
 	deadline context.Context
@@ -177,6 +179,14 @@ type traceEval struct {
 
 func newTraceEval(g *agentgraph.Graph) *traceEval {
 	return &traceEval{g: g, ctx: g.TestContext(), facts: map[*agentgraph.Invocation]runFacts{}, deadline: context.Background()}
+}
+
+// rootAgent is the trace's root agent as one logical agent (g.Root must be set).
+func (te *traceEval) rootAgent() *logicalAgent {
+	if te.root == nil {
+		te.root = rootAgent(te.g)
+	}
+	return te.root
 }
 
 func (te *traceEval) factsOf(inv *agentgraph.Invocation) runFacts {
