@@ -251,3 +251,34 @@ func eachSpanByID(t *testing.T, td ptrace.Traces, id string, f func(ptrace.Span)
 	}
 	require.Equal(t, 1, n, "span %s", id)
 }
+
+// TestRootRunsNestedRunIsAChild: a run of the root agent's name that another agent's span
+// encloses (called as an agent-as-tool) is a child of that agent, not the root resumed. The
+// Strands agent-as-tool capture, with its sub-agent renamed to the root's name (triage calls
+// a nested triage through the tool weather_specialist).
+func TestRootRunsNestedRunIsAChild(t *testing.T) {
+	td := readCapture(t, "strands-agent-tool")
+	eachSpanByID(t, td, "7de4f819fa3bf3ec", func(sp ptrace.Span) {
+		sp.Attributes().PutStr("gen_ai.agent.name", "triage")
+	})
+	g := agentgraph.BuildAll(td, agentgraph.Options{})[0]
+	require.Len(t, g.Invocations, 2)
+	require.Equal(t, agentgraph.DetectAgentAsTool, g.Invocations[1].In.Detection)
+	require.Equal(t, []*agentgraph.Invocation{g.Invocations[0]}, rootAgent(g).runs)
+
+	got := results(t, compileOne(t, `cases:
+- name: nested
+  expected_no_tool_calls: [get_weather]
+  expected_child_agents:
+    triage:
+      expected_triggered: 1
+      expected_tool_calls:
+      - get_weather: invocations == 2
+`), td)
+	require.Equal(t, map[string]string{
+		"expected_no_tool_calls":                              "pass",
+		"expected_child_agents.triage.expected_triggered":     "pass",
+		"expected_child_agents.triage.expected_tool_calls[0]": "pass",
+	}, outcomesOf(got))
+	require.Equal(t, "agent triage triggered triage 1 times", got["expected_child_agents.triage.expected_triggered"].Message)
+}
