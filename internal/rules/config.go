@@ -30,7 +30,7 @@ const (
 )
 
 // CaseConfig is one assertion case: which traces it applies to, its seed-000 steps and its
-// seed-001 test-case fields (asserted on the trace's root agent invocation).
+// seed-001 test-case fields (asserted on the trace's root agent, one logical agent over all its runs).
 type CaseConfig struct {
 	// Name identifies the case in metrics, logs and reports (seed 001's test name).
 	Name string `mapstructure:"name"`

@@ -421,8 +421,8 @@ func (c *compiledCase) evaluate(tc *traceCache, complete bool) []Result {
 	return out
 }
 
-// evaluateTestCase runs the seed-001 assertions on the trace's root agent invocation. A
-// panic (a bug, or one in a library) becomes an error result per assertion: bad input never
+// evaluateTestCase runs the seed-001 assertions on the trace's root agent, as one logical
+// agent over all its runs (rootAgent: a supervisor resumed as new runs). A panic (a bug, or one in a library) becomes an error result per assertion: bad input never
 // takes the collector down.
 func (c *compiledCase) evaluateTestCase(base Result, te *traceEval) (out []Result) {
 	defer func() {
@@ -448,7 +448,7 @@ func (c *compiledCase) evaluateTestCase(base Result, te *traceEval) (out []Resul
 		}
 		return out
 	}
-	return te.evalExpectations(base, te.g.Root, c.expect, "")
+	return te.evalExpectations(base, te.rootAgent(), c.expect, "")
 }
 
 func (c *compiledCase) evaluateSteps(base Result, tc *traceCache) []Result {

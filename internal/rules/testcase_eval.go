@@ -170,6 +170,8 @@ type traceEval struct {
 	g     *agentgraph.Graph
 	ctx   map[string]any
 	facts map[*agentgraph.Invocation]runFacts
+	// root is the root agent over its runs (rootAgent), once per trace.
+	root *logicalAgent
 	// deadline bounds the evaluation (eval_timeout): CEL is evaluated under it and each
 	// agent's assertions check it first.
 	deadline context.Context
@@ -177,6 +179,14 @@ type traceEval struct {
 
 func newTraceEval(g *agentgraph.Graph) *traceEval {
 	return &traceEval{g: g, ctx: g.TestContext(), facts: map[*agentgraph.Invocation]runFacts{}, deadline: context.Background()}
+}
+
+// rootAgent is the trace's root agent as one logical agent (g.Root must be set).
+func (te *traceEval) rootAgent() *logicalAgent {
+	if te.root == nil {
+		te.root = rootAgent(te.g)
+	}
+	return te.root
 }
 
 func (te *traceEval) factsOf(inv *agentgraph.Invocation) runFacts {
@@ -188,8 +198,9 @@ func (te *traceEval) factsOf(inv *agentgraph.Invocation) runFacts {
 	return f
 }
 
-// evalExpectations evaluates c on invocation inv; step ids start with prefix.
-func (te *traceEval) evalExpectations(base Result, inv *agentgraph.Invocation, c *compiledExpectations, prefix string) []Result {
+// evalExpectations evaluates c on agent a (one run, or the root agent over all its runs);
+// step ids start with prefix.
+func (te *traceEval) evalExpectations(base Result, a *logicalAgent, c *compiledExpectations, prefix string) []Result {
 	var out []Result
 	if te.deadline.Err() != nil {
 		for _, ref := range c.steps(prefix) {
@@ -208,34 +219,37 @@ func (te *traceEval) evalExpectations(base Result, inv *agentgraph.Invocation, c
 	}
 	if c.result != nil {
 		r := mk(prefix+FieldExpectedResult, FieldExpectedResult)
-		te.evalResult(&r, inv, c.result)
+		te.evalResult(&r, a, c.result)
 		out = append(out, r)
 	}
 	for i, ct := range c.tools {
 		r := mk(fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls)
-		te.evalTool(&r, inv, ct)
-		r.Spans = append([]string{inv.Span.ID.String()}, r.Spans...)
+		te.evalTool(&r, a, ct)
+		r.Spans = append(a.spanIDs(), r.Spans...)
 		out = append(out, r)
 	}
 	if len(c.order) > 0 {
 		r := mk(prefix+FieldExpectedToolCallOrder, FieldExpectedToolCallOrder)
-		toolOrder(&r, inv, c.order)
-		r.Spans = append([]string{inv.Span.ID.String()}, r.Spans...)
+		toolOrder(&r, a, c.order)
+		r.Spans = append(a.spanIDs(), r.Spans...)
 		out = append(out, r)
 	}
 	if len(c.noTools) > 0 {
 		r := mk(prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls)
-		noToolCalls(&r, inv, c.noTools)
-		r.Spans = append([]string{inv.Span.ID.String()}, r.Spans...)
+		noToolCalls(&r, a, c.noTools)
+		r.Spans = append(a.spanIDs(), r.Spans...)
 		out = append(out, r)
 	}
 	for _, ch := range c.children {
-		out = append(out, te.evalChild(base, inv, ch, childPrefix(prefix, ch.name))...)
+		out = append(out, te.evalChild(base, a, ch, childPrefix(prefix, ch.name))...)
 	}
 	return out
 }
 
-func (te *traceEval) evalResult(r *Result, inv *agentgraph.Invocation, e *expr) {
+// evalResult evaluates expected_result on the status, error and output of a's last run
+// (the earlier runs' statuses are named in Actual).
+func (te *traceEval) evalResult(r *Result, a *logicalAgent, e *expr) {
+	inv := a.last()
 	f := te.factsOf(inv)
 	r.Expected = e.src
 	out := "not captured"
@@ -243,7 +257,14 @@ func (te *traceEval) evalResult(r *Result, inv *agentgraph.Invocation, e *expr) 
 		out = show(f.output)
 	}
 	r.Actual = fmt.Sprintf("status %q, error %s, output %s", f.status, show(f.err), out)
-	r.Spans = []string{inv.Span.ID.String()}
+	r.Spans = a.spanIDs()
+	if n := len(a.runs); n > 1 {
+		var earlier []string
+		for i, run := range a.runs[:n-1] {
+			earlier = append(earlier, fmt.Sprintf("run %d: %s", i+1, te.factsOf(run).status))
+		}
+		r.Actual = fmt.Sprintf("run %d of %d: %s (%s)", n, n, r.Actual, strings.Join(earlier, ", "))
+	}
 	vars := map[string]any{"status": f.status, "error": f.err, "context": te.ctx}
 	var unknown []*cel.AttributePatternType
 	if f.outputFound {
@@ -253,28 +274,28 @@ func (te *traceEval) evalResult(r *Result, inv *agentgraph.Invocation, e *expr) 
 	}
 	act, err := cel.PartialVars(vars, unknown...)
 	if err != nil {
-		setError(r, "expected_result of agent %s could not be evaluated: %v", inv.Name, err)
+		setError(r, "expected_result of agent %s could not be evaluated: %v", a.label(), err)
 		return
 	}
 	val, _, err := e.prg.ContextEval(te.deadline, act)
 	if err != nil {
-		setError(r, "expected_result of agent %s could not be evaluated: %v%s", inv.Name, err, contextHint(err, te.ctx, e))
+		setError(r, "expected_result of agent %s could not be evaluated: %v%s", a.label(), err, contextHint(err, te.ctx, e))
 		return
 	}
 	ok, isUnknown, err := boolResult(val)
 	switch {
 	case err != nil:
-		setError(r, "expected_result of agent %s: %v", inv.Name, err)
+		setError(r, "expected_result of agent %s: %v", a.label(), err)
 	case isUnknown:
 		r.Outcome = Fail
 		r.Message = fmt.Sprintf("content capture disabled on the exporter: the output of agent %s (span %s) was not captured "+
-			"(none of %s), so `%s` cannot be judged", inv.Name, inv.Span.ID, strings.Join(inv.Output.Tried, ", "), e.src)
+			"(none of %s), so `%s` cannot be judged", a.label(), inv.Span.ID, strings.Join(inv.Output.Tried, ", "), e.src)
 	case ok:
 		r.Outcome = Pass
-		r.Message = fmt.Sprintf("agent %s: `%s` holds", inv.Name, e.src)
+		r.Message = fmt.Sprintf("agent %s: `%s` holds", a.label(), e.src)
 	default:
 		r.Outcome = Fail
-		r.Message = fmt.Sprintf("agent %s: expected `%s`, got %s (status: %s)", inv.Name, e.src, r.Actual, f.statusWhy)
+		r.Message = fmt.Sprintf("agent %s: expected `%s`, got %s (status: %s)", a.label(), e.src, r.Actual, f.statusWhy)
 	}
 }
 
@@ -282,10 +303,10 @@ func (te *traceEval) evalResult(r *Result, inv *agentgraph.Invocation, e *expr) 
 // call of the tool is evaluated with invocations unknown, and matches unless the result is
 // false; invocations is then bound to the number of matching calls and the residual of each
 // matching call evaluated.
-func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compiledTool) {
+func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 	tool := ct.spec.Tool
 	var calls []*agentgraph.ToolCall
-	for _, tc := range inv.ToolCalls {
+	for _, tc := range a.toolCalls {
 		if tc.Name == tool {
 			calls = append(calls, tc)
 		}
@@ -296,11 +317,11 @@ func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compile
 		r.Spans = callSpans(calls)
 		if len(calls) == 0 {
 			r.Outcome = Fail
-			r.Message = fmt.Sprintf("%s was never called by agent %s (%s)", tool, inv.Name, toolSummary(inv))
+			r.Message = fmt.Sprintf("%s was never called by agent %s (%s)", tool, a.label(), toolSummary(a))
 			return
 		}
 		r.Outcome = Pass
-		r.Message = fmt.Sprintf("agent %s called %s %d times", inv.Name, tool, len(calls))
+		r.Message = fmt.Sprintf("agent %s called %s %d times", a.label(), tool, len(calls))
 		return
 	}
 	e := ct.e
@@ -376,14 +397,14 @@ func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compile
 		if n == 0 {
 			r.Outcome = Fail
 			if len(calls) == 0 {
-				r.Message = fmt.Sprintf("%s was never called by agent %s (%s); `%s` needs at least one matching call", tool, inv.Name, toolSummary(inv), e.src)
+				r.Message = fmt.Sprintf("%s was never called by agent %s (%s); `%s` needs at least one matching call", tool, a.label(), toolSummary(a), e.src)
 			} else {
-				r.Message = fmt.Sprintf("agent %s: none of %d %s calls match `%s` (arguments seen: %s)", inv.Name, len(calls), tool, e.src, strings.Join(argsSeen, "; "))
+				r.Message = fmt.Sprintf("agent %s: none of %d %s calls match `%s` (arguments seen: %s)", a.label(), len(calls), tool, e.src, strings.Join(argsSeen, "; "))
 			}
 			return
 		}
 		r.Outcome = Pass
-		r.Message = fmt.Sprintf("agent %s: %s", inv.Name, filter)
+		r.Message = fmt.Sprintf("agent %s: %s", a.label(), filter)
 		return
 	}
 	if n == 0 {
@@ -405,17 +426,17 @@ func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compile
 			setError(r, "%s: %v", tool, err)
 		case ok || isUnknown:
 			r.Outcome = Pass
-			r.Message = fmt.Sprintf("agent %s: %s, and `%s` holds with invocations = 0", inv.Name, filter, e.src)
+			r.Message = fmt.Sprintf("agent %s: %s, and `%s` holds with invocations = 0", a.label(), filter, e.src)
 			if len(calls) == 0 {
-				r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", inv.Name, tool, e.src)
+				r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.src)
 			}
 		case len(calls) == 0:
 			r.Outcome = Fail
-			r.Message = fmt.Sprintf("%s was never called by agent %s (%s), and `%s` is false with invocations = 0", tool, inv.Name, toolSummary(inv), e.src)
+			r.Message = fmt.Sprintf("%s was never called by agent %s (%s), and `%s` is false with invocations = 0", tool, a.label(), toolSummary(a), e.src)
 		default:
 			r.Outcome = Fail
 			r.Message = fmt.Sprintf("agent %s: %s (arguments seen: %s), and `%s` is false with invocations = 0",
-				inv.Name, filter, strings.Join(argsSeen, "; "), e.src)
+				a.label(), filter, strings.Join(argsSeen, "; "), e.src)
 		}
 		return
 	}
@@ -436,17 +457,17 @@ func (te *traceEval) evalTool(r *Result, inv *agentgraph.Invocation, ct *compile
 		}
 		if !ok {
 			r.Outcome = Fail
-			r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", inv.Name, filter, res.text, n)
+			r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), filter, res.text, n)
 			return
 		}
 		held = append(held, "`"+res.text+"`")
 	}
 	r.Outcome = Pass
 	if len(held) == 0 {
-		r.Message = fmt.Sprintf("agent %s: %s", inv.Name, filter)
+		r.Message = fmt.Sprintf("agent %s: %s", a.label(), filter)
 		return
 	}
-	r.Message = fmt.Sprintf("agent %s: %s, and the residual %s holds with invocations = %d", inv.Name, filter, strings.Join(held, " and "), n)
+	r.Message = fmt.Sprintf("agent %s: %s, and the residual %s holds with invocations = %d", a.label(), filter, strings.Join(held, " and "), n)
 }
 
 func refs(a *cel.Ast) map[string]bool {
@@ -497,41 +518,41 @@ func contextHint(err error, ctx map[string]any, e *expr) string {
 	return " (context holds: " + strings.Join(keys, ", ") + ")"
 }
 
-func toolOrder(r *Result, inv *agentgraph.Invocation, order []string) {
+func toolOrder(r *Result, a *logicalAgent, order []string) {
 	r.Expected = orderExpected(order)
 	j := 0
 	var spans []string
-	for _, tc := range inv.ToolCalls {
+	for _, tc := range a.toolCalls {
 		if j < len(order) && tc.Name == order[j] {
 			spans = append(spans, tc.Span.ID.String())
 			j++
 		}
 	}
-	r.Actual = toolSequence(inv)
+	r.Actual = toolSequence(a)
 	r.Spans = spans
 	if j == len(order) {
 		r.Outcome = Pass
-		r.Message = fmt.Sprintf("agent %s called %s in order", inv.Name, strings.Join(order, " -> "))
+		r.Message = fmt.Sprintf("agent %s called %s in order", a.label(), strings.Join(order, " -> "))
 		return
 	}
 	r.Outcome = Fail
 	if j == 0 {
 		r.Message = fmt.Sprintf("agent %s: expected %s in this order, but %s was never called (calls: %s)",
-			inv.Name, strings.Join(order, " -> "), order[0], r.Actual)
+			a.label(), strings.Join(order, " -> "), order[0], r.Actual)
 		return
 	}
 	r.Message = fmt.Sprintf("agent %s: expected %s in this order, but no %s call follows %s (calls: %s)",
-		inv.Name, strings.Join(order, " -> "), order[j], strings.Join(order[:j], " -> "), r.Actual)
+		a.label(), strings.Join(order, " -> "), order[j], strings.Join(order[:j], " -> "), r.Actual)
 }
 
-func noToolCalls(r *Result, inv *agentgraph.Invocation, forbidden []string) {
+func noToolCalls(r *Result, a *logicalAgent, forbidden []string) {
 	r.Expected = noToolsExpected(forbidden)
 	bad := map[string]bool{}
 	for _, name := range forbidden {
 		bad[name] = true
 	}
 	counts := map[string]int{}
-	for _, tc := range inv.ToolCalls {
+	for _, tc := range a.toolCalls {
 		if bad[tc.Name] {
 			counts[tc.Name]++
 			r.Spans = append(r.Spans, tc.Span.ID.String())
@@ -539,11 +560,11 @@ func noToolCalls(r *Result, inv *agentgraph.Invocation, forbidden []string) {
 	}
 	if len(counts) == 0 {
 		r.Outcome, r.Actual = Pass, "none of them called"
-		r.Message = fmt.Sprintf("agent %s called none of %s", inv.Name, strings.Join(forbidden, ", "))
+		r.Message = fmt.Sprintf("agent %s called none of %s", a.label(), strings.Join(forbidden, ", "))
 		return
 	}
 	r.Outcome, r.Actual = Fail, "called: "+formatCounts(counts)
-	r.Message = fmt.Sprintf("agent %s called tools it must not call: %s", inv.Name, formatCounts(counts))
+	r.Message = fmt.Sprintf("agent %s called tools it must not call: %s", a.label(), formatCounts(counts))
 }
 
 // trigger is one time a parent triggered (handed off to, or called) a child agent.
@@ -617,6 +638,24 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 	return out
 }
 
+// triggersOfAgent lists the triggers of the agent called name by all runs of a, in start
+// order; a trigger of one of a's own runs (the same logical agent resumed) is none.
+func (te *traceEval) triggersOfAgent(a *logicalAgent, name string) []*trigger {
+	if len(a.runs) == 1 {
+		return te.triggersOf(a.runs[0], name)
+	}
+	var out []*trigger
+	for _, inv := range a.runs {
+		for _, t := range te.triggersOf(inv, name) {
+			if t.receiver == nil || !a.member[t.receiver] {
+				out = append(out, t)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
 // viaCall is the tool call that carried an edge's dispatch (nil: none, or the via span is
 // not a tool call).
 func viaCall(e *agentgraph.Edge) *agentgraph.ToolCall {
@@ -658,12 +697,12 @@ func fireAndForget(e *agentgraph.Edge, call *agentgraph.ToolCall) (bool, string)
 	return false, "awaited"
 }
 
-// evalChild evaluates one expected_child_agents entry under inv. Its count is asserted on
+// evalChild evaluates one expected_child_agents entry under a. Its count is asserted on
 // all triggers; the rest of the spec (payload, result, tools, nested children) must be
 // satisfied by at least one trigger: the first trigger satisfying all of it is reported,
 // else the one closest to it (most assertions passing, earliest on a tie).
-func (te *traceEval) evalChild(base Result, inv *agentgraph.Invocation, ch *compiledChild, p string) []Result {
-	triggers := te.triggersOf(inv, ch.name)
+func (te *traceEval) evalChild(base Result, a *logicalAgent, ch *compiledChild, p string) []Result {
+	triggers := te.triggersOfAgent(a, ch.name)
 	var out []Result
 	if ch.triggered != nil {
 		r := base
@@ -677,7 +716,7 @@ func (te *traceEval) evalChild(base Result, inv *agentgraph.Invocation, ch *comp
 			}
 		}
 		if len(triggers) == 0 {
-			r.Spans = []string{inv.Span.ID.String()}
+			r.Spans = a.spanIDs()
 		}
 		r.Actual = fmt.Sprintf("%d times", len(triggers))
 		if ff > 0 {
@@ -685,10 +724,10 @@ func (te *traceEval) evalChild(base Result, inv *agentgraph.Invocation, ch *comp
 		}
 		if len(triggers) == *ch.triggered {
 			r.Outcome = Pass
-			r.Message = fmt.Sprintf("agent %s triggered %s %s", inv.Name, ch.name, r.Actual)
+			r.Message = fmt.Sprintf("agent %s triggered %s %s", a.label(), ch.name, r.Actual)
 		} else {
 			r.Outcome = Fail
-			r.Message = fmt.Sprintf("expected agent %s to trigger %s %d times, saw %s", inv.Name, ch.name, *ch.triggered, r.Actual)
+			r.Message = fmt.Sprintf("expected agent %s to trigger %s %d times, saw %s", a.label(), ch.name, *ch.triggered, r.Actual)
 		}
 		if len(triggers) == 0 {
 			r.Message = withNotRun(te.g, r.Message, ch.name)
@@ -707,13 +746,13 @@ func (te *traceEval) evalChild(base Result, inv *agentgraph.Invocation, ch *comp
 			r := base
 			r.Step, r.Action, r.Expected = ref.id, ref.action, ref.expected
 			r.Actual = "not triggered"
-			r.Spans = []string{inv.Span.ID.String()}
+			r.Spans = a.spanIDs()
 			if ch.triggered != nil && *ch.triggered == 0 {
 				r.Outcome = Skipped
-				r.Message = fmt.Sprintf("agent %s did not trigger %s (as expected_triggered: 0 requires); nothing to assert", inv.Name, ch.name)
+				r.Message = fmt.Sprintf("agent %s did not trigger %s (as expected_triggered: 0 requires); nothing to assert", a.label(), ch.name)
 			} else {
 				r.Outcome = Fail
-				r.Message = withNotRun(te.g, fmt.Sprintf("agent %s never triggered %s (%s)", inv.Name, ch.name, childSummary(inv)), ch.name)
+				r.Message = withNotRun(te.g, fmt.Sprintf("agent %s never triggered %s (%s)", a.label(), ch.name, childSummary(a)), ch.name)
 			}
 			out = append(out, r)
 		}
@@ -747,7 +786,7 @@ func (te *traceEval) evalChild(base Result, inv *agentgraph.Invocation, ch *comp
 				best[i].Message = fmt.Sprintf("%s trigger %d of %d (span %s): %s", ch.name, bestIndex+1, len(triggers), t.spanID, best[i].Message)
 			} else {
 				best[i].Message = fmt.Sprintf("no trigger of %s by %s satisfies the whole spec; closest is trigger %d of %d (span %s): %s",
-					ch.name, inv.Name, bestIndex+1, len(triggers), t.spanID, best[i].Message)
+					ch.name, a.label(), bestIndex+1, len(triggers), t.spanID, best[i].Message)
 			}
 		}
 	}
@@ -785,7 +824,7 @@ func (te *traceEval) evalTrigger(base Result, t *trigger, ch *compiledChild, p s
 		}
 		return out
 	}
-	return append(out, te.evalExpectations(base, t.receiver, &ch.compiledExpectations, p)...)
+	return append(out, te.evalExpectations(base, oneRun(t.receiver), &ch.compiledExpectations, p)...)
 }
 
 func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
@@ -850,38 +889,39 @@ func callSpans(calls []*agentgraph.ToolCall) []string {
 }
 
 // toolSummary names the tools an agent called, with counts.
-func toolSummary(inv *agentgraph.Invocation) string {
-	if len(inv.ToolCalls) == 0 {
+func toolSummary(a *logicalAgent) string {
+	if len(a.toolCalls) == 0 {
 		return "it made no tool calls"
 	}
 	counts := map[string]int{}
-	for _, tc := range inv.ToolCalls {
+	for _, tc := range a.toolCalls {
 		counts[tc.Name]++
 	}
 	return "its tool calls: " + formatCounts(counts)
 }
 
 // childSummary names the agents an agent triggered, with counts.
-func childSummary(inv *agentgraph.Invocation) string {
-	if len(inv.Out) == 0 {
+func childSummary(a *logicalAgent) string {
+	edges := a.out()
+	if len(edges) == 0 {
 		return "it triggered no agents"
 	}
 	counts := map[string]int{}
-	for _, e := range inv.Out {
+	for _, e := range edges {
 		counts[e.To.Name]++
 	}
 	return "it triggered: " + formatCounts(counts)
 }
 
 // toolSequence lists an agent's tool calls in order (at most 20).
-func toolSequence(inv *agentgraph.Invocation) string {
-	if len(inv.ToolCalls) == 0 {
+func toolSequence(a *logicalAgent) string {
+	if len(a.toolCalls) == 0 {
 		return "no tool calls"
 	}
 	var names []string
-	for i, tc := range inv.ToolCalls {
+	for i, tc := range a.toolCalls {
 		if i == 20 {
-			names = append(names, fmt.Sprintf("... (%d more)", len(inv.ToolCalls)-20))
+			names = append(names, fmt.Sprintf("... (%d more)", len(a.toolCalls)-20))
 			break
 		}
 		names = append(names, tc.Name)
