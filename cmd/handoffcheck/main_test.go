@@ -21,6 +21,9 @@ import (
 const (
 	adk     = "../../testdata/traces/google-adk-ok.json"
 	strands = "../../testdata/traces/strands-ok.json"
+	// What a console line shows beside the trace id of each capture.
+	adkLabel     = " (" + adk + ", service realclient-google-adk): "
+	strandsLabel = " (" + strands + ", service realclient-strands): "
 )
 
 // config writes a collector config whose assertion exporter holds the given cases.
@@ -81,12 +84,13 @@ func TestReplayFails(t *testing.T) {
 	jsonOut := filepath.Join(t.TempDir(), "results.jsonl")
 	code, out, _ := runCmd(t, "replay", "--config", config(t, failing), "--json", jsonOut, adk, strands)
 	require.Equal(t, exitFail, code)
-	require.Equal(t, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3: "+
+	// Each line names the trace's input file and its root span's service.
+	require.Equal(t, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3"+strandsLabel+
 		"weather_specialist (span 6bcab0b4c887d392) made 2 tool calls, over maxToolCalls 1\n"+
-		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3: agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
-		"FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace f4f85fa1287a499869aa8f6a54cd202a: "+
+		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3"+strandsLabel+"agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
+		"FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace f4f85fa1287a499869aa8f6a54cd202a"+adkLabel+
 		"weather_specialist (span 0220be9d21dc61d8) made 2 tool calls, over maxToolCalls 1\n"+
-		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a: agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
+		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a"+adkLabel+"agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
 		"handoffcheck: 2 traces, 10 assertions\n6 passed, 2 failed, 0 errors, 2 skipped\n", out)
 	results, err := readResults(jsonOut)
 	require.NoError(t, err)
@@ -198,15 +202,21 @@ func TestInputFormats(t *testing.T) {
 
 	cfg := config(t, failing)
 	_, whole, _ := runCmd(t, "replay", "--config", cfg, strands)
-	for name, files := range map[string][]string{
-		"json lines":           {jsonl},
-		"protobuf, two files":  {filepath.Join(dir, "a.pb"), filepath.Join(dir, "b.pb")},
-		"mixed formats, split": {filepath.Join(dir, "b.pb"), jsonl},
+	a, pb := filepath.Join(dir, "a.pb"), filepath.Join(dir, "b.pb")
+	for name, tt := range map[string]struct {
+		files []string
+		label string // the files a console line names, sorted
+	}{
+		"json lines":           {[]string{jsonl}, jsonl},
+		"protobuf, two files":  {[]string{a, pb}, a + " + " + pb},
+		"mixed formats, split": {[]string{pb, jsonl}, pb + " + " + jsonl},
 	} {
 		t.Run(name, func(t *testing.T) {
-			code, out, errOut := runCmd(t, append([]string{"replay", "--config", cfg}, files...)...)
+			code, out, errOut := runCmd(t, append([]string{"replay", "--config", cfg}, tt.files...)...)
 			require.Equal(t, exitFail, code, errOut)
-			require.Equal(t, whole, out)
+			// The same verdicts; each line names the files that held the trace.
+			require.Equal(t, strings.ReplaceAll(whole, "("+strands+",", "("+tt.label+","), out)
+			require.Contains(t, out, "("+tt.label+", service realclient-strands): ")
 		})
 	}
 }
@@ -411,7 +421,7 @@ func TestSeed000Verbatim(t *testing.T) {
 
 	code, out, errOut = runCmd(t, "replay", "--config", dir+"live.yaml", dir+"traces/refund-swarm.json", dir+"traces/refund-swarm-broken.json")
 	require.Equal(t, exitFail, code, errOut)
-	const broken = "trace 5eed0000000000000000000000000002: "
+	const broken = "trace 5eed0000000000000000000000000002 (" + dir + "traces/refund-swarm-broken.json, service refund-swarm): "
 	const handoff = "handoff billing_agent -> refund_specialist (span 0000000000000017): "
 	require.Equal(t, "FAIL billing_handoff EXPECT_HANDOFF_CONTEXT#2 "+broken+
 		handoff+"the handoff content lacks /(?i)damaged/; "+
