@@ -116,6 +116,16 @@ func newRootCommand(ctx context.Context, stdout, stderr io.Writer, code *int) *c
 	})
 	root.AddCommand(replayCommand(stdout, stderr, code), runCommand(stdout, stderr, code),
 		validateCommand(stdout, stderr, code), versionCommand(stdout))
+	// cobra's completion command, made strict: without a shell it is a usage error, not
+	// its help (a shell it does not know is an unknown command).
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = func(*cobra.Command, []string) error {
+				return usageError{err: errors.New("completion: name a shell (bash, zsh, fish or powershell)"), withUsage: true}
+			}
+		}
+	}
 	return root
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
@@ -325,11 +327,15 @@ func TestRunWrapsACommand(t *testing.T) {
 	cfg := config(t, failing)
 	self := os.Args[0]
 	t.Setenv("HANDOFFCHECK_TEST_CLIENT", "1")
+	// No protocol in the environment: the default, http/protobuf.
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "")
 
 	t.Setenv("HANDOFFCHECK_TEST_EXIT", "0")
 	code, out, errOut := runCmd(t, "run", "--config", cfg, "--", self, "-test.run=TestClientProcess")
 	require.Equal(t, exitFail, code, errOut)
-	require.Contains(t, out, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3")
+	// A live capture comes from no file: the line says so, and names the service.
+	require.Contains(t, out, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3 (live, service realclient-strands): ")
 	require.Contains(t, out, "handoffcheck: 1 traces, 5 assertions\n")
 
 	t.Setenv("HANDOFFCHECK_TEST_EXIT", "7")
@@ -338,7 +344,10 @@ func TestRunWrapsACommand(t *testing.T) {
 	require.Contains(t, errOut, "the command failed with exit code 7")
 }
 
-// TestClientProcess is the wrapped command of TestRunWrapsACommand, not a test of its own.
+// TestClientProcess is the wrapped command of TestRunWrapsACommand and TestRunProtocols,
+// not a test of its own: it sends the Strands capture to the endpoint its environment
+// names, in the protocol it names, as an OTel SDK's exporter reads them
+// (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL).
 func TestClientProcess(t *testing.T) {
 	if os.Getenv("HANDOFFCHECK_TEST_CLIENT") != "1" {
 		t.Skip("only runs as the command wrapped by TestRunWrapsACommand")
@@ -347,12 +356,33 @@ func TestClientProcess(t *testing.T) {
 	require.NoError(t, err)
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 	require.NoError(t, err)
-	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-	require.NoError(t, err)
-	resp, err := http.Post(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), "application/x-protobuf", bytes.NewReader(body))
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	req := ptraceotlp.NewExportRequestFromTraces(td)
+	endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	switch protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"); protocol {
+	case "grpc":
+		// An http:// endpoint is a gRPC connection without TLS.
+		target, ok := strings.CutPrefix(endpoint, "http://")
+		require.True(t, ok, endpoint)
+		conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = ptraceotlp.NewGRPCClient(conn).Export(context.Background(), req)
+		require.NoError(t, err)
+	case "http/protobuf", "http/json":
+		body, err := req.MarshalProto()
+		ctype := "application/x-protobuf"
+		if protocol == "http/json" {
+			body, err = req.MarshalJSON()
+			ctype = "application/json"
+		}
+		require.NoError(t, err)
+		resp, err := http.Post(endpoint, ctype, bytes.NewReader(body))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	default:
+		t.Fatalf("unknown OTEL_EXPORTER_OTLP_TRACES_PROTOCOL %q", protocol)
+	}
 	if code := os.Getenv("HANDOFFCHECK_TEST_EXIT"); code != "0" {
 		os.Exit(int(code[0] - '0'))
 	}

@@ -231,7 +231,7 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 			if strings.TrimSpace(cc.When) != "" {
 				why = "its when condition is false on every one, or no trace has an agent span"
 			}
-			warn("%s: selects none of %s (%s)", where, ts.what, why)
+			warn("%s: selects no trace of %s (%s)", where, ts.what, why)
 		}
 		for _, ref := range caseRefs(where, cc) {
 			warnRef(warn, ref, ts)
