@@ -131,7 +131,7 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 		var exitErr *exec.ExitError
 		if errors.As(runErr, &exitErr) {
 			c := exitErr.ExitCode()
-			o.report.commandExitCode = &c
+			o.note(func(r *runReport) { r.commandExitCode = &c })
 			fmt.Fprintf(stderr, "handoffcheck: the command failed with exit code %d\n", exitErr.ExitCode())
 		} else {
 			printError(stderr, fmt.Errorf("the command could not run: %w", runErr))

@@ -88,7 +88,7 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 		if err != nil {
 			pl.abort(ctx)
 			// One line: a parser may quote the file's content.
-			o.report.err = err.Error()
+			o.note(func(r *runReport) { r.err = err.Error() })
 			printLine(stderr, "handoffcheck: %v", err)
 			return exitUsage
 		}
@@ -107,9 +107,10 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		if spans >= 0 {
 			read = fmt.Sprintf(" (%d spans read)", spans)
 		}
-		o.report.err = fmt.Sprintf("nothing was asserted%s: no case selected any trace "+
+		msg := fmt.Sprintf("nothing was asserted%s: no case selected any trace "+
 			"(no agent span recognized, or every case's when condition was false)", read)
-		fmt.Fprintf(stderr, "handoffcheck: %s\n", o.report.err)
+		o.note(func(r *runReport) { r.err = msg })
+		fmt.Fprintf(stderr, "handoffcheck: %s\n", msg)
 		return exitUsage
 	}
 	sort.SliceStable(results, func(i, j int) bool {
@@ -120,7 +121,7 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		return a.TraceID < b.TraceID
 	})
 	sum := newSummary(pl.cases)
-	o.report.summary = sum
+	o.note(func(r *runReport) { r.summary = sum })
 	traces := map[string]bool{}
 	code := exitPass
 	for _, r := range results {

@@ -117,11 +117,16 @@ type runReport struct {
 
 // fail prints an error (see printError), keeps it for the summary and returns exit 2.
 func (o options) fail(stderr io.Writer, err error) int {
-	if o.report != nil {
-		o.report.err = err.Error()
-	}
+	o.note(func(r *runReport) { r.err = err.Error() })
 	printError(stderr, err)
 	return exitUsage
+}
+
+// note records something for the JSON summary (nothing without a report).
+func (o options) note(f func(*runReport)) {
+	if o.report != nil {
+		f(o.report)
+	}
 }
 
 // finish prints the JSON summary when asked for, and returns the exit code.
