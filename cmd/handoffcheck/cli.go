@@ -221,7 +221,8 @@ func runCommand(stdout, stderr io.Writer, code *int) *cobra.Command {
 		Long: "Runs the command with OTEL_EXPORTER_OTLP_ENDPOINT (and _TRACES_ENDPOINT, _PROTOCOL) pointing at an\n" +
 			"embedded OTLP receiver on free loopback ports (gRPC and HTTP), then judges the traces it sent.\n" +
 			"--protocol picks what the variables name: http/protobuf (default), http/json or grpc; the\n" +
-			"command's own OTEL_EXPORTER_OTLP_PROTOCOL (or _TRACES_PROTOCOL), when set, is the default.\n" +
+			"environment's OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (else OTEL_EXPORTER_OTLP_PROTOCOL), when set, is\n" +
+			"the default. handoffcheck's flags come before the command: what follows its name is its own.\n" +
 			"HANDOFFCHECK_OTLP_GRPC_ENDPOINT and HANDOFFCHECK_OTLP_HTTP_ENDPOINT name both receivers whatever\n" +
 			"the protocol. Exit 3 when the command fails (the verdicts are still printed).\n" + failOnHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
