@@ -183,3 +183,49 @@ func TestHandoffcheckRunWrapsRealClient(t *testing.T) {
 		t.Errorf("failing command: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestHandoffcheckCLI: the built binary's help, version and usage errors, as a user and a
+// script meet them: --help on stdout with exit 0, a bad flag or command exit 2 on stderr,
+// --summary json one JSON object on stdout.
+func TestHandoffcheckCLI(t *testing.T) {
+	code, stdout, stderr := runCheck(t, os.Environ(), "--help")
+	if code != 0 || stderr != "" || !strings.Contains(stdout, "usage:\n  handoffcheck replay --config") {
+		t.Errorf("--help: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCheck(t, os.Environ(), "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "handoffcheck ") || !strings.Contains(stdout, ", collector v0.") {
+		t.Errorf("--version: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCheck(t, os.Environ(), "version")
+	if code != 0 || !strings.Contains(stdout, "\ncollector: v0.") {
+		t.Errorf("version: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{}, {"check"}, {"replay", "--bogus"}} {
+		code, stdout, stderr = runCheck(t, os.Environ(), args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "usage:") {
+			t.Errorf("%q: exit %d, want 2 with the usage on stderr\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+		}
+	}
+
+	cfg := filepath.Join("..", "examples", "ci", "handoff-config.yaml")
+	spans := filepath.Join("..", "testdata", "traces", "scenario-strands-error-swallowed.json")
+	code, stdout, stderr = runCheck(t, os.Environ(), "replay", "--config", cfg, "--summary", "json", spans)
+	var s struct {
+		ExitCode int `json:"exit_code"`
+		Cases    []struct {
+			Name      string `json:"name"`
+			NotPassed []struct {
+				Files   []string `json:"files"`
+				Service string   `json:"service"`
+			} `json:"not_passed"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil || code != 1 || s.ExitCode != 1 || len(s.Cases) != 1 ||
+		len(s.Cases[0].NotPassed) != 1 || s.Cases[0].NotPassed[0].Service != "e2e-strands-error-swallowed" ||
+		strings.Join(s.Cases[0].NotPassed[0].Files, ",") != spans {
+		t.Errorf("--summary json: exit %d (%v)\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "FAIL weather_delegation ASSERT_AGENT_TOPOLOGY#1 trace 7e4d2042aa8ce9373baccfde74e275cb ("+spans+", service e2e-strands-error-swallowed): ") {
+		t.Errorf("the FAIL line (on stderr with --summary json) names the file and service:\n%s", stderr)
+	}
+}

@@ -103,13 +103,15 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporte
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, want, stderr := runCheck(t, os.Environ(), "replay", "--config", checkCfg, filepath.Join(tracesDir, capture))
+	captured := filepath.Join(tracesDir, capture)
+	code, want, stderr := runCheck(t, os.Environ(), "replay", "--config", checkCfg, captured)
 	if code != 1 || !strings.Contains(want, "FAIL tight_budget EXPECT_AGENT_BUDGET#2") {
 		t.Fatalf("replay of the capture: exit %d, want 1 with a failing budget\n%s%s", code, want, stderr)
 	}
 	for _, file := range []string{pb, jsonl} {
 		code, got, stderr := runCheck(t, os.Environ(), "replay", "--config", checkCfg, file)
-		if code != 1 || got != want {
+		// The same output, each FAIL line naming the file replayed.
+		if want := strings.ReplaceAll(want, "("+captured+", ", "("+file+", "); code != 1 || got != want || !strings.Contains(got, "("+file+", service ") {
 			t.Errorf("replay of %s: exit %d, want 1 and the capture's output\n%s\nwant:\n%s\n%s", file, code, got, want, stderr)
 		}
 	}

@@ -88,9 +88,10 @@ func TestGatePasses(t *testing.T) {
 	md := filepath.Join(t.TempDir(), "summary.md")
 	code, out, errOut := runCmd(t, append([]string{"replay", "--config", gatedConfig(t, ""), "--markdown", md}, files...)...)
 	require.Equal(t, exitPass, code, out+errOut)
-	require.Equal(t, "SKIPPED seams EXPECT_HANDOFF_RUBRICS#2.RecoveryOnError trace 51515151515151515151515151515151: "+
+	// Each line names the trace's file and its root span's service.
+	require.Equal(t, "SKIPPED seams EXPECT_HANDOFF_RUBRICS#2.RecoveryOnError trace 51515151515151515151515151515151 ("+files[0]+", service test-agent): "+
 		"no error on the handoff planner -> researcher: nothing to recover from\n"+
-		"FAIL seams EXPECT_HANDOFF_RUBRICS#2.RecoveryOnError trace 52525252525252525252525252525252 (gated): "+
+		"FAIL seams EXPECT_HANDOFF_RUBRICS#2.RecoveryOnError trace 52525252525252525252525252525252 ("+files[1]+", service test-agent) (gated): "+
 		`search_flights (span 0000000000005204) failed ("ValueError: unknown airport"); researcher did not retry it, fall back or fail, `+
 		"and planner did not retry, fall back, escalate or fail: the error was swallowed\n"+
 		"GATE PASS planner -> researcher ScopeFidelity: mean 1.00 over 3 handoffs, threshold 0.90\n"+
@@ -185,7 +186,7 @@ func TestGradingErrorFailsTheRun(t *testing.T) {
 	cfg := gatedConfig(t, "    judge: {endpoint: '"+srv.URL+"', model: fake-judge, retries: 0}")
 	code, out, errOut := runCmd(t, append([]string{"replay", "--config", cfg}, files...)...)
 	require.Equal(t, exitFail, code, out+errOut)
-	require.Contains(t, out, "ERROR seams EXPECT_HANDOFF_RUBRICS#2.ScopeFidelity trace 51515151515151515151515151515151: judge error: ")
+	require.Contains(t, out, "ERROR seams EXPECT_HANDOFF_RUBRICS#2.ScopeFidelity trace 51515151515151515151515151515151 ("+files[0]+", service test-agent): judge error: ")
 	require.Contains(t, out, "\n1 passed, 0 failed, 1 errors, 1 skipped\n")
 
 	code, out, errOut = runCmd(t, append([]string{"replay", "--config", cfg, "--fail-on", "fail"}, files...)...)

@@ -4,6 +4,8 @@
 //
 //	handoffcheck replay --config collector.yaml [flags] FILE...
 //	handoffcheck run --config collector.yaml [flags] -- COMMAND ARGS...
+//	handoffcheck validate --config collector.yaml [FILE...]
+//	handoffcheck version | completion SHELL | help [COMMAND]
 //
 // Exit codes: 0 every assertion and gate passed; 1 an assertion failed or errored (a judge
 // grading that erred included; --fail-on chooses the outcomes: default fail,error, and
@@ -14,7 +16,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,10 +25,7 @@ import (
 	"syscall"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
-	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
@@ -45,84 +43,6 @@ func main() {
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
-}
-
-const usage = `usage:
-  handoffcheck replay --config collector.yaml [flags] [FILE...]
-  handoffcheck run --config collector.yaml [flags] -- COMMAND [ARGS...]
-
-Replays span files or the spans of a command run with OTEL_EXPORTER_OTLP_ENDPOINT pointing at
-an embedded OTLP receiver, through the handoff processor and assertion exporter of the collector
-config, and exits 0 (all passed), 1 (an assertion failed or errored, or a gate failed), 2 (usage,
-config or input error), 3 (the command failed). --fail-on lists the outcomes that exit 1: fail
-always does; the default is fail,error (a judge grading that erred fails the run); fail alone
-relaxes errors; add skipped to fail on skipped assertions too.
-
-Span files (regular files only): OTLP/JSON, JSON lines (the file exporter's default),
-length-delimited OTLP protobuf (the file exporter's format: proto, or varint-delimited), or one
-OTLP protobuf request of at most 256 MiB; one request at most 256 MiB in every format.
-`
-
-// run is main without the process: arguments in, exit code out.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "replay" && args[0] != "run") {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
-	}
-	mode := args[0]
-	fs := flag.NewFlagSet("handoffcheck "+mode, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o options
-	var failOn string
-	var verbose bool
-	fs.StringVar(&o.config, "config", "", "collector config file (required)")
-	fs.StringVar(&o.processor, "processor", "", "handoff processor id in the config (default: the one in the traces pipeline)")
-	fs.StringVar(&o.exporter, "exporter", "", "assertion exporter id in the config (default: the one in the traces pipeline)")
-	fs.StringVar(&o.jsonOut, "json", "", "write every result as JSON lines to this path")
-	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this path (a testsuite per case)")
-	fs.StringVar(&o.markdown, "markdown", "", "write a Markdown summary with a Mermaid DAG of each failing trace to this path")
-	fs.StringVar(&failOn, "fail-on", defaultFailOn, "the assertion outcomes that exit 1, comma-separated: fail (always), error, skipped")
-	fs.BoolVar(&verbose, "verbose", false, "log the components' info messages to stderr")
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitUsage
-	}
-	if o.config == "" {
-		fmt.Fprintln(stderr, "handoffcheck: --config is required")
-		return exitUsage
-	}
-	// Report paths are checked before anything runs (the config's are checked with the
-	// config), so a typo fails at once, not after the whole replay.
-	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junit}, {"--markdown", o.markdown}} {
-		if f.path == "" {
-			continue
-		}
-		if err := assertionexporter.CheckReportPath(f.path); err != nil {
-			printError(stderr, fmt.Errorf("%s: %w", f.flag, err))
-			return exitUsage
-		}
-	}
-	var err error
-	if o.failOn, err = parseFailOn(failOn); err != nil {
-		fmt.Fprintf(stderr, "handoffcheck: --fail-on: %v\n", err)
-		return exitUsage
-	}
-	level := zapcore.ErrorLevel
-	if verbose {
-		level = zapcore.InfoLevel
-	}
-	o.logger = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
-		zapcore.AddSync(textsafe.Writer(stderr)), level)) // verdict logs carry span data
-
-	rest := fs.Args()
-	if mode == "replay" {
-		o.needInput = len(rest) == 0
-		return replay(ctx, o, rest, stdout, stderr)
-	}
-	if len(rest) == 0 {
-		fmt.Fprintln(stderr, "handoffcheck run: no command given (put it after --)")
-		return exitUsage
-	}
-	return live(ctx, o, rest, stdout, stderr)
 }
 
 // defaultFailOn: a failed assertion and an errored one (a judge grading that erred, an
@@ -156,16 +76,19 @@ func parseFailOn(list string) (map[rules.Outcome]bool, error) {
 func replay(ctx context.Context, o options, files []string, stdout, stderr io.Writer) int {
 	pl, err := newPipeline(ctx, o)
 	if err != nil {
-		printError(stderr, err)
-		return exitUsage
+		return o.fail(stderr, err)
 	}
 	spans := 0
 	for _, path := range files {
-		n, err := spanfile.Read(path, func(td ptrace.Traces) error { return pl.proc.ConsumeTraces(ctx, td) })
+		n, err := spanfile.Read(path, func(td ptrace.Traces) error {
+			pl.index.sawFile(path, td)
+			return pl.proc.ConsumeTraces(ctx, td)
+		})
 		spans += n
 		if err != nil {
 			pl.abort(ctx)
 			// One line: a parser may quote the file's content.
+			o.note(func(r *runReport) { r.err = err.Error() })
 			printLine(stderr, "handoffcheck: %v", err)
 			return exitUsage
 		}
@@ -177,16 +100,17 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, stderr io.Writer) int {
 	results, err := pl.finish(ctx)
 	if err != nil {
-		printError(stderr, err)
-		return exitUsage
+		return o.fail(stderr, err)
 	}
 	if len(results) == 0 {
 		read := ""
 		if spans >= 0 {
 			read = fmt.Sprintf(" (%d spans read)", spans)
 		}
-		fmt.Fprintf(stderr, "handoffcheck: nothing was asserted%s: no case selected any trace "+
-			"(no agent span recognized, or every case's when condition was false)\n", read)
+		msg := fmt.Sprintf("nothing was asserted%s: no case selected any trace "+
+			"(no agent span recognized, or every case's when condition was false)", read)
+		o.note(func(r *runReport) { r.err = msg })
+		fmt.Fprintf(stderr, "handoffcheck: %s\n", msg)
 		return exitUsage
 	}
 	sort.SliceStable(results, func(i, j int) bool {
@@ -196,21 +120,22 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		}
 		return a.TraceID < b.TraceID
 	})
-	counts := map[rules.Outcome]int{}
+	sum := newSummary(pl.cases)
+	o.note(func(r *runReport) { r.summary = sum })
 	traces := map[string]bool{}
 	code := exitPass
-	gated := 0
 	for _, r := range results {
-		counts[r.Outcome]++
 		traces[r.TraceID] = true
 		gatedFail := r.Outcome == rules.Fail && r.Gated
+		info := pl.index.lookup(r.TraceID)
+		sum.add(r, gatedFail, info)
 		if r.Outcome != rules.Pass {
 			mark := ""
 			if gatedFail {
 				mark = " (gated)"
-				gated++
 			}
-			printLine(stdout, "%s %s %s trace %s%s: %s", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID, mark, r.Message)
+			printLine(stdout, "%s %s %s trace %s%s%s: %s", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID,
+				info.label(), mark, r.Message)
 		}
 		if o.failOn[r.Outcome] && !gatedFail {
 			code = exitFail
@@ -219,6 +144,7 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 	tally := rules.NewGateTally()
 	tally.Add(results)
 	gates := tally.Evaluate(pl.gates)
+	sum.Gates = gates
 	passed, failed, few := 0, 0, 0
 	for _, g := range gates {
 		switch g.Status {
@@ -234,13 +160,14 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 			printLine(stdout, "GATE SKIPPED %s", g)
 		}
 	}
+	sum.Traces, sum.Assertions = len(traces), len(results)
+	c := sum.Counts
 	fmt.Fprintf(stdout, "handoffcheck: %d traces, %d assertions\n", len(traces), len(results))
 	gatedText := ""
-	if gated > 0 {
-		gatedText = fmt.Sprintf(" (%d gated)", gated)
+	if c.Gated > 0 {
+		gatedText = fmt.Sprintf(" (%d gated)", c.Gated)
 	}
-	fmt.Fprintf(stdout, "%d passed, %d failed%s, %d errors, %d skipped\n",
-		counts[rules.Pass], counts[rules.Fail], gatedText, counts[rules.Error], counts[rules.Skipped])
+	fmt.Fprintf(stdout, "%d passed, %d failed%s, %d errors, %d skipped\n", c.Pass, c.Fail, gatedText, c.Error, c.Skipped)
 	if pl.gates.Enabled() {
 		fmt.Fprintf(stdout, "gates: %d passed, %d failed", passed, failed)
 		if few > 0 {
@@ -249,6 +176,7 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 		fmt.Fprintln(stdout)
 	}
 	if pl.judge != nil {
+		sum.Judge = pl.judge
 		printLine(stdout, "judge: %s, template %s, temperature 0, %s", pl.judge.Model, pl.judge.Template,
 			plural(pl.judge.Samples, "sample", "samples"))
 	}

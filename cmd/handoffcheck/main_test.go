@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
@@ -21,6 +23,9 @@ import (
 const (
 	adk     = "../../testdata/traces/google-adk-ok.json"
 	strands = "../../testdata/traces/strands-ok.json"
+	// What a console line shows beside the trace id of each capture.
+	adkLabel     = " (" + adk + ", service realclient-google-adk): "
+	strandsLabel = " (" + strands + ", service realclient-strands): "
 )
 
 // config writes a collector config whose assertion exporter holds the given cases.
@@ -81,12 +86,13 @@ func TestReplayFails(t *testing.T) {
 	jsonOut := filepath.Join(t.TempDir(), "results.jsonl")
 	code, out, _ := runCmd(t, "replay", "--config", config(t, failing), "--json", jsonOut, adk, strands)
 	require.Equal(t, exitFail, code)
-	require.Equal(t, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3: "+
+	// Each line names the trace's input file and its root span's service.
+	require.Equal(t, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3"+strandsLabel+
 		"weather_specialist (span 6bcab0b4c887d392) made 2 tool calls, over maxToolCalls 1\n"+
-		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3: agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
-		"FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace f4f85fa1287a499869aa8f6a54cd202a: "+
+		"SKIPPED tight_budget ghost trace ee43d96bfb5cdaf53f26aa5435c557e3"+strandsLabel+"agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
+		"FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace f4f85fa1287a499869aa8f6a54cd202a"+adkLabel+
 		"weather_specialist (span 0220be9d21dc61d8) made 2 tool calls, over maxToolCalls 1\n"+
-		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a: agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
+		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a"+adkLabel+"agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
 		"handoffcheck: 2 traces, 10 assertions\n6 passed, 2 failed, 0 errors, 2 skipped\n", out)
 	results, err := readResults(jsonOut)
 	require.NoError(t, err)
@@ -198,15 +204,21 @@ func TestInputFormats(t *testing.T) {
 
 	cfg := config(t, failing)
 	_, whole, _ := runCmd(t, "replay", "--config", cfg, strands)
-	for name, files := range map[string][]string{
-		"json lines":           {jsonl},
-		"protobuf, two files":  {filepath.Join(dir, "a.pb"), filepath.Join(dir, "b.pb")},
-		"mixed formats, split": {filepath.Join(dir, "b.pb"), jsonl},
+	a, pb := filepath.Join(dir, "a.pb"), filepath.Join(dir, "b.pb")
+	for name, tt := range map[string]struct {
+		files []string
+		label string // the files a console line names, sorted
+	}{
+		"json lines":           {[]string{jsonl}, jsonl},
+		"protobuf, two files":  {[]string{a, pb}, a + " + " + pb},
+		"mixed formats, split": {[]string{pb, jsonl}, pb + " + " + jsonl},
 	} {
 		t.Run(name, func(t *testing.T) {
-			code, out, errOut := runCmd(t, append([]string{"replay", "--config", cfg}, files...)...)
+			code, out, errOut := runCmd(t, append([]string{"replay", "--config", cfg}, tt.files...)...)
 			require.Equal(t, exitFail, code, errOut)
-			require.Equal(t, whole, out)
+			// The same verdicts; each line names the files that held the trace.
+			require.Equal(t, strings.ReplaceAll(whole, "("+strands+",", "("+tt.label+","), out)
+			require.Contains(t, out, "("+tt.label+", service realclient-strands): ")
 		})
 	}
 }
@@ -315,11 +327,15 @@ func TestRunWrapsACommand(t *testing.T) {
 	cfg := config(t, failing)
 	self := os.Args[0]
 	t.Setenv("HANDOFFCHECK_TEST_CLIENT", "1")
+	// No protocol in the environment: the default, http/protobuf.
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "")
 
 	t.Setenv("HANDOFFCHECK_TEST_EXIT", "0")
 	code, out, errOut := runCmd(t, "run", "--config", cfg, "--", self, "-test.run=TestClientProcess")
 	require.Equal(t, exitFail, code, errOut)
-	require.Contains(t, out, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3")
+	// A live capture comes from no file: the line says so, and names the service.
+	require.Contains(t, out, "FAIL tight_budget EXPECT_AGENT_BUDGET#2 trace ee43d96bfb5cdaf53f26aa5435c557e3 (live, service realclient-strands): ")
 	require.Contains(t, out, "handoffcheck: 1 traces, 5 assertions\n")
 
 	t.Setenv("HANDOFFCHECK_TEST_EXIT", "7")
@@ -328,7 +344,10 @@ func TestRunWrapsACommand(t *testing.T) {
 	require.Contains(t, errOut, "the command failed with exit code 7")
 }
 
-// TestClientProcess is the wrapped command of TestRunWrapsACommand, not a test of its own.
+// TestClientProcess is the wrapped command of TestRunWrapsACommand and TestRunProtocols,
+// not a test of its own: it sends the Strands capture to the endpoint its environment
+// names, in the protocol it names, as an OTel SDK's exporter reads them
+// (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL).
 func TestClientProcess(t *testing.T) {
 	if os.Getenv("HANDOFFCHECK_TEST_CLIENT") != "1" {
 		t.Skip("only runs as the command wrapped by TestRunWrapsACommand")
@@ -337,12 +356,33 @@ func TestClientProcess(t *testing.T) {
 	require.NoError(t, err)
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 	require.NoError(t, err)
-	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-	require.NoError(t, err)
-	resp, err := http.Post(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), "application/x-protobuf", bytes.NewReader(body))
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	req := ptraceotlp.NewExportRequestFromTraces(td)
+	endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	switch protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"); protocol {
+	case "grpc":
+		// An http:// endpoint is a gRPC connection without TLS.
+		target, ok := strings.CutPrefix(endpoint, "http://")
+		require.True(t, ok, endpoint)
+		conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = ptraceotlp.NewGRPCClient(conn).Export(context.Background(), req)
+		require.NoError(t, err)
+	case "http/protobuf", "http/json":
+		body, err := req.MarshalProto()
+		ctype := "application/x-protobuf"
+		if protocol == "http/json" {
+			body, err = req.MarshalJSON()
+			ctype = "application/json"
+		}
+		require.NoError(t, err)
+		resp, err := http.Post(endpoint, ctype, bytes.NewReader(body))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	default:
+		t.Fatalf("unknown OTEL_EXPORTER_OTLP_TRACES_PROTOCOL %q", protocol)
+	}
 	if code := os.Getenv("HANDOFFCHECK_TEST_EXIT"); code != "0" {
 		os.Exit(int(code[0] - '0'))
 	}
@@ -411,7 +451,7 @@ func TestSeed000Verbatim(t *testing.T) {
 
 	code, out, errOut = runCmd(t, "replay", "--config", dir+"live.yaml", dir+"traces/refund-swarm.json", dir+"traces/refund-swarm-broken.json")
 	require.Equal(t, exitFail, code, errOut)
-	const broken = "trace 5eed0000000000000000000000000002: "
+	const broken = "trace 5eed0000000000000000000000000002 (" + dir + "traces/refund-swarm-broken.json, service refund-swarm): "
 	const handoff = "handoff billing_agent -> refund_specialist (span 0000000000000017): "
 	require.Equal(t, "FAIL billing_handoff EXPECT_HANDOFF_CONTEXT#2 "+broken+
 		handoff+"the handoff content lacks /(?i)damaged/; "+

@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/provider/envprovider"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
@@ -24,6 +23,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
@@ -40,6 +40,10 @@ type pipeline struct {
 	// judge (nil: none configured).
 	gates *rules.GateSet
 	judge *judge.Info
+	// index knows each trace's files and service (for the console and the summary); cases
+	// are the config's case names, in config order.
+	index *traceIndex
+	cases []string
 }
 
 // options are the command-line settings shared by replay and run.
@@ -54,6 +58,9 @@ type options struct {
 	// needInput: replay was given no file, so the config must read one (source FILE).
 	needInput bool
 	logger    *zap.Logger
+	// summaryJSON: --summary json (stdout holds one JSON object); report collects it.
+	summaryJSON bool
+	report      *runReport
 }
 
 // loadConfig resolves a collector config like the collector does (file, ${env:...}).
@@ -123,9 +130,18 @@ func pickComponents(conf *confmap.Conf, procID, expID string) (string, string, e
 	return procID, expID, errors.Join(errs...)
 }
 
-// newPipeline builds the processor and exporter from the config with the collector's own
-// factories, validated as the collector validates them.
-func newPipeline(ctx context.Context, o options) (*pipeline, error) {
+// components are the handoff processor and assertion exporter sections of a collector
+// config, decoded and validated as the collector validates them (files included).
+type components struct {
+	procID, expID string
+	section       string // exporters, or connectors for an assertion connector
+	pcfg          *handoffprocessor.Config
+	ecfg          *assertionexporter.Config // the connector's assertions for a connector
+}
+
+// loadComponents reads the config and decodes its handoff processor and assertion
+// exporter (or connector), validated; report paths of the command line are applied first.
+func loadComponents(ctx context.Context, o options) (*components, error) {
 	conf, err := loadConfig(ctx, o.config)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", o.config, err)
@@ -136,7 +152,7 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	}
 
 	pf := handoffprocessor.NewFactory()
-	pcfg := pf.CreateDefaultConfig()
+	pcfg := pf.CreateDefaultConfig().(*handoffprocessor.Config)
 	if err := unmarshalSection(conf, "processors", procID, pcfg, nil); err != nil {
 		return nil, err
 	}
@@ -174,6 +190,17 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	if err := unmarshalSection(conf, section, expID, target, adjust); err != nil {
 		return nil, err
 	}
+	return &components{procID: procID, expID: expID, section: section, pcfg: pcfg, ecfg: ecfg}, nil
+}
+
+// newPipeline builds the processor and exporter from the config with the collector's own
+// factories, validated as the collector validates them.
+func newPipeline(ctx context.Context, o options) (*pipeline, error) {
+	c, err := loadComponents(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	procID, expID, pcfg, ecfg := c.procID, c.expID, c.pcfg, c.ecfg
 	fileCases := 0
 	for _, c := range ecfg.Cases {
 		if c.SpansFile() != "" {
@@ -184,7 +211,15 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 		return nil, errors.New("no span file given, and no case reads one (source FILE)")
 	}
 
-	pl := &pipeline{results: o.jsonOut}
+	pl := &pipeline{results: o.jsonOut, index: newTraceIndex(agentgraph.Options{Chains: pcfg.Chains})}
+	for _, c := range ecfg.Cases {
+		pl.cases = append(pl.cases, c.Name)
+	}
+	// The traces of FILE cases are read by the exporter itself: their files and services
+	// are indexed here, from the same files.
+	if err := pl.index.sawFileCases(ecfg.Cases); err != nil {
+		return nil, err
+	}
 	if pl.gates, err = rules.CompileGates(ecfg.Gates); err != nil {
 		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
 	}
@@ -208,17 +243,21 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 
 	tel := componenttest.NewNopTelemetrySettings()
 	tel.Logger = o.logger
-	pl.exp, err = ef.CreateTraces(ctx, exporter.Settings{
+	pl.exp, err = assertionexporter.NewFactory().CreateTraces(ctx, exporter.Settings{
 		ID: mustID(expID), TelemetrySettings: tel,
 		BuildInfo: component.NewDefaultBuildInfo(),
 	}, ecfg)
 	if err != nil {
 		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
 	}
-	pl.proc, err = pf.CreateTraces(ctx, processor.Settings{
+	next, err := pl.index.observe(pl.exp)
+	if err != nil {
+		return nil, err
+	}
+	pl.proc, err = handoffprocessor.NewFactory().CreateTraces(ctx, processor.Settings{
 		ID: mustID(procID), TelemetrySettings: tel,
 		BuildInfo: component.NewDefaultBuildInfo(),
-	}, pcfg, consumer.Traces(pl.exp))
+	}, pcfg, next)
 	if err != nil {
 		return nil, fmt.Errorf("processors.%s: %w", procID, err)
 	}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
+
+// summary is what --summary json prints: one JSON object for scripts.
+type summary struct {
+	// ExitCode is handoffcheck's exit code; CommandExitCode the wrapped command's (run).
+	ExitCode        int    `json:"exit_code"`
+	CommandExitCode *int   `json:"command_exit_code,omitempty"`
+	Error           string `json:"error,omitempty"`
+	Traces          int    `json:"traces"`
+	Assertions      int    `json:"assertions"`
+	Counts          counts `json:"counts"`
+	// Cases are every case of the config, in config order (a case that selected no trace
+	// has traces 0).
+	Cases []*caseSummary     `json:"cases"`
+	Gates []rules.GateResult `json:"gates,omitempty"`
+	Judge *judge.Info        `json:"judge,omitempty"`
+
+	byName map[string]*caseSummary
+}
+
+// counts are assertion results by outcome; Gated counts the failures a gate decides
+// (included in Fail).
+type counts struct {
+	Pass    int `json:"pass"`
+	Fail    int `json:"fail"`
+	Gated   int `json:"gated"`
+	Error   int `json:"error"`
+	Skipped int `json:"skipped"`
+}
+
+type caseSummary struct {
+	Name   string `json:"name"`
+	Traces int    `json:"traces"`
+	Counts counts `json:"counts"`
+	// NotPassed are the case's failed, errored and skipped results, as the console prints them.
+	NotPassed []notPassed `json:"not_passed"`
+
+	traces map[string]bool
+}
+
+type notPassed struct {
+	Step    string   `json:"step"`
+	Outcome string   `json:"outcome"`
+	TraceID string   `json:"trace_id"`
+	Files   []string `json:"files,omitempty"`
+	Service string   `json:"service,omitempty"`
+	Gated   bool     `json:"gated,omitempty"`
+	Message string   `json:"message"`
+}
+
+func newSummary(cases []string) *summary {
+	s := &summary{Cases: []*caseSummary{}, byName: map[string]*caseSummary{}}
+	for _, name := range cases {
+		s.caseNamed(name)
+	}
+	return s
+}
+
+func (s *summary) caseNamed(name string) *caseSummary {
+	c := s.byName[name]
+	if c == nil {
+		c = &caseSummary{Name: name, NotPassed: []notPassed{}, traces: map[string]bool{}}
+		s.byName[name] = c
+		s.Cases = append(s.Cases, c)
+	}
+	return c
+}
+
+func (c *counts) add(r rules.Result, gatedFail bool) {
+	switch r.Outcome {
+	case rules.Pass:
+		c.Pass++
+	case rules.Fail:
+		c.Fail++
+		if gatedFail {
+			c.Gated++
+		}
+	case rules.Error:
+		c.Error++
+	case rules.Skipped:
+		c.Skipped++
+	}
+}
+
+// add counts one result (the results come sorted by case and trace).
+func (s *summary) add(r rules.Result, gatedFail bool, info traceInfo) {
+	s.Counts.add(r, gatedFail)
+	c := s.caseNamed(r.Case)
+	c.Counts.add(r, gatedFail)
+	if !c.traces[r.TraceID] {
+		c.traces[r.TraceID] = true
+		c.Traces++
+	}
+	if r.Outcome != rules.Pass {
+		c.NotPassed = append(c.NotPassed, notPassed{
+			Step: r.Step, Outcome: string(r.Outcome), TraceID: r.TraceID, Files: info.fileList(),
+			Service: info.service, Gated: gatedFail, Message: r.Message,
+		})
+	}
+}
+
+// runReport is what a replay or run learned for the JSON summary: the verdict's summary,
+// or the error that stopped it.
+type runReport struct {
+	summary         *summary
+	err             string
+	commandExitCode *int
+}
+
+// fail prints an error (see printError), keeps it for the summary and returns exit 2.
+func (o options) fail(stderr io.Writer, err error) int {
+	o.note(func(r *runReport) { r.err = err.Error() })
+	printError(stderr, err)
+	return exitUsage
+}
+
+// note records something for the JSON summary (nothing without a report).
+func (o options) note(f func(*runReport)) {
+	if o.report != nil {
+		f(o.report)
+	}
+}
+
+// finish prints the JSON summary when asked for, and returns the exit code.
+func finish(o options, code int, stdout io.Writer) int {
+	if !o.summaryJSON {
+		return code
+	}
+	s := o.report.summary
+	if s == nil {
+		s = newSummary(nil)
+	}
+	s.ExitCode, s.Error, s.CommandExitCode = code, o.report.err, o.report.commandExitCode
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false) // `<=` in a message stays `<=`
+	_ = enc.Encode(s)
+	return code
+}
