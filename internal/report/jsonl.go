@@ -9,13 +9,16 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
-// JSONLines appends one JSON object per result to a file. Each Write is flushed before it
-// returns, so a reader never sees half a batch; it is safe for concurrent use.
+// JSONLines appends one JSON object per result to a file: a "timestamp" (when the result
+// was written: RFC 3339, UTC, nanoseconds) and the result's fields, with no HTML escaping
+// (`<=` stays `<=`; JSON's own escapes remain). Each Write is flushed before it returns, so
+// a reader never sees half a batch; it is safe for concurrent use.
 type JSONLines struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -23,6 +26,14 @@ type JSONLines struct {
 	path string
 	// policy masks every result's text before it is written (nil: redact.Default()).
 	policy *redact.Policy
+	// now stamps the lines (time.Now; tests fix it).
+	now func() time.Time
+}
+
+// jsonLine is one line of the report: the time it was written, then the result.
+type jsonLine struct {
+	Timestamp string `json:"timestamp"`
+	rules.Result
 }
 
 // OpenJSONLines opens (creating or appending to) path.
@@ -31,7 +42,7 @@ func OpenJSONLines(path string) (*JSONLines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open JSON lines report: %w", err)
 	}
-	return &JSONLines{f: f, w: bufio.NewWriter(f), path: path}, nil
+	return &JSONLines{f: f, w: bufio.NewWriter(f), path: path, now: time.Now}, nil
 }
 
 // SetRedaction sets the policy that masks every result's text before it is written;
@@ -50,8 +61,10 @@ func (j *JSONLines) Write(results []rules.Result) error {
 		return fmt.Errorf("JSON lines report %s is closed", j.path)
 	}
 	enc := json.NewEncoder(j.w)
+	enc.SetEscapeHTML(false) // `<=` in expected and actual stays readable
+	stamp := j.now().UTC().Format(time.RFC3339Nano)
 	for _, r := range results {
-		if err := enc.Encode(rules.RedactResult(r, j.policy)); err != nil {
+		if err := enc.Encode(jsonLine{Timestamp: stamp, Result: rules.RedactResult(r, j.policy)}); err != nil {
 			j.w.Reset(j.f)
 			return err
 		}

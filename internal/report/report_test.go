@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
@@ -123,6 +124,7 @@ func TestGoldenReports(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	w, err := OpenJSONLines(path)
 	require.NoError(t, err)
+	w.now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("CET", 3600)) }
 	ev := evaluator(t)
 	for _, g := range runTraces() {
 		require.NoError(t, w.Write(ev.Evaluate(g, g.TraceID.String() != strings.Repeat("0c", 16))))
