@@ -15,10 +15,12 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
-// JSONLines appends one JSON object per result to a file: a "timestamp" (when the result
-// was written: RFC 3339, UTC, nanoseconds) and the result's fields, with no HTML escaping
-// (`<=` stays `<=`; JSON's own escapes remain). Each Write is flushed before it returns, so
-// a reader never sees half a batch; it is safe for concurrent use.
+// JSONLines appends one JSON object per result to a file: a "timestamp" (when the result's
+// trace started, its first span: RFC 3339, UTC, nanoseconds; the time of writing for a
+// trace whose start is not given), then the result's fields, with no HTML escaping (`<=`
+// stays `<=`; JSON's own escapes remain). A replay of the same spans writes the same bytes.
+// Each Write is flushed before it returns, so a reader never sees half a batch; it is safe
+// for concurrent use.
 type JSONLines struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -26,7 +28,7 @@ type JSONLines struct {
 	path string
 	// policy masks every result's text before it is written (nil: redact.Default()).
 	policy *redact.Policy
-	// now stamps the lines (time.Now; tests fix it).
+	// now stamps the lines of a trace whose start is not known (time.Now; tests fix it).
 	now func() time.Time
 }
 
@@ -53,8 +55,9 @@ func (j *JSONLines) SetRedaction(p *redact.Policy) {
 	j.policy = p
 }
 
-// Write appends the results, their text masked by the redaction policy, and flushes them.
-func (j *JSONLines) Write(results []rules.Result) error {
+// Write appends the results, their text masked by the redaction policy, and flushes them;
+// starts holds the start of each result's trace by trace id (TraceStart).
+func (j *JSONLines) Write(results []rules.Result, starts map[string]time.Time) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
@@ -62,9 +65,14 @@ func (j *JSONLines) Write(results []rules.Result) error {
 	}
 	enc := json.NewEncoder(j.w)
 	enc.SetEscapeHTML(false) // `<=` in expected and actual stays readable
-	stamp := j.now().UTC().Format(time.RFC3339Nano)
+	written := j.now()
 	for _, r := range results {
-		if err := enc.Encode(jsonLine{Timestamp: stamp, Result: rules.RedactResult(r, j.policy)}); err != nil {
+		at, ok := starts[r.TraceID]
+		if !ok || at.IsZero() {
+			at = written
+		}
+		line := jsonLine{Timestamp: at.UTC().Format(time.RFC3339Nano), Result: rules.RedactResult(r, j.policy)}
+		if err := enc.Encode(line); err != nil {
 			j.w.Reset(j.f)
 			return err
 		}

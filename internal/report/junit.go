@@ -265,10 +265,8 @@ func traceInfoOf(g *agentgraph.Graph, policy *redact.Policy) traceInfo {
 	default:
 		info.root = "root none"
 	}
+	info.start = TraceStart(g)
 	for _, s := range g.Spans {
-		if st := s.Start(); st != 0 && (info.start.IsZero() || st.AsTime().Before(info.start)) {
-			info.start = st.AsTime()
-		}
 		if en := s.End(); en != 0 && en.AsTime().After(info.end) {
 			info.end = en.AsTime()
 		}
@@ -277,6 +275,17 @@ func traceInfoOf(g *agentgraph.Graph, policy *redact.Policy) traceInfo {
 		info.end = info.start
 	}
 	return info
+}
+
+// TraceStart is when the trace started: its earliest span start (zero: no span has one).
+func TraceStart(g *agentgraph.Graph) time.Time {
+	var start time.Time
+	for _, s := range g.Spans {
+		if st := s.Start(); st != 0 && (start.IsZero() || st.AsTime().Before(start)) {
+			start = st.AsTime()
+		}
+	}
+	return start
 }
 
 func (t traceInfo) span() timeSpan { return timeSpan{start: t.start, end: t.end} }
