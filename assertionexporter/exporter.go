@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,6 +183,7 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 	var all []rules.Result
 	var jobs []*gradingJob
 	var out []TraceVerdict
+	starts := map[string]time.Time{} // the JSON lines' timestamps
 	scans := agentgraph.ScanBatch(td)
 	ids := make([]pcommon.TraceID, 0, len(scans))
 	for id := range scans {
@@ -226,8 +228,11 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 		tv.Results = ev.Now
 		out = append(out, tv)
 		all = append(all, ev.Now...)
+		if e.jsonl != nil {
+			starts[id.String()] = report.TraceStart(g)
+		}
 	}
-	e.writeJSONLines(ctx, all)
+	e.writeJSONLines(ctx, all, starts)
 	for _, j := range jobs {
 		if e.grading != nil {
 			e.grading.enqueue(ctx, j)
@@ -238,11 +243,11 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 
 // writeJSONLines appends results to the JSON-lines report; a failure (disk full) is
 // counted and logged, rate-limited, never returned.
-func (e *assertionExporter) writeJSONLines(ctx context.Context, results []rules.Result) {
+func (e *assertionExporter) writeJSONLines(ctx context.Context, results []rules.Result, starts map[string]time.Time) {
 	if e.jsonl == nil || len(results) == 0 {
 		return
 	}
-	if err := e.jsonl.Write(results); err != nil {
+	if err := e.jsonl.Write(results, starts); err != nil {
 		e.telemetry.reportWriteFailed(ctx)
 		if suppressed, ok := e.writeFailures.allow(e.now()); ok {
 			e.logger.Error("assertion exporter could not write the JSON lines report; verdicts are lost from it (counted in exporter_assertion_report_write_failures)",
@@ -264,6 +269,7 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 	}
 	sort.Strings(names)
 	var all []rules.Result
+	starts := map[string]time.Time{}
 	for _, name := range names {
 		td, err := spanfile.ReadAll(files[name])
 		if err != nil {
@@ -274,10 +280,11 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 			results := e.eval.EvaluateFileCaseContext(ctx, name, g)
 			e.record(ctx, g, true, time.Since(began), results)
 			all = append(all, results...)
+			starts[g.TraceID.String()] = report.TraceStart(g)
 		}
 	}
 	if e.jsonl != nil && len(all) > 0 {
-		return e.jsonl.Write(all)
+		return e.jsonl.Write(all, starts)
 	}
 	return nil
 }
@@ -286,6 +293,7 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 // recordNow).
 func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, complete bool, took time.Duration, results []rules.Result) {
 	e.recordNow(ctx, complete, took, results)
+	e.logTrace(g, results)
 	if e.run != nil {
 		e.run.Add(g, results)
 	}
@@ -314,17 +322,22 @@ func (e *assertionExporter) recordGraded(ctx context.Context, j *gradingJob, all
 	rules.Redact(all, e.policy)
 	e.telemetry.graded(ctx, graded)
 	e.observe(ctx, graded)
+	e.logTrace(j.g, all)
 	if e.run != nil {
 		e.run.Add(j.g, all)
 	}
-	e.writeJSONLines(ctx, graded)
+	e.writeJSONLines(ctx, graded, map[string]time.Time{j.g.TraceID.String(): report.TraceStart(j.g)})
 	if e.onGraded != nil {
 		e.onGraded(ctx, j.g, graded)
 	}
 }
 
-// log writes one structured record per result the config asks for, shaped after the GenAI
-// gen_ai.evaluation.result event.
+// log writes one short record per result the config asks for: the message once (the
+// record's message, "assertion OUTCOME: MESSAGE"), the trace id, case, step and outcome,
+// and for a failure or an error what was expected and seen; trace_complete only when the
+// trace was released incomplete; a rubric result adds its handoff, axis, score and judge.
+// The GenAI gen_ai.evaluation.result records, with every field, are the assertion
+// connector's logs output.
 func (e *assertionExporter) log(results []rules.Result) {
 	if e.cfg.LogVerdicts == LogNone {
 		return
@@ -340,12 +353,12 @@ func (e *assertionExporter) log(results []rules.Result) {
 			zap.String("case", r.Case),
 			zap.String("step", r.Step),
 			zap.String("outcome", string(r.Outcome)),
-			zap.String("expected", esc(r.Expected)),
-			zap.String("actual", esc(r.Actual)),
-			zap.Bool("trace_complete", r.Complete),
-			zap.String("gen_ai.evaluation.name", r.Case+"/"+r.Step),
-			zap.String("gen_ai.evaluation.score.label", string(r.Outcome)),
-			zap.String("gen_ai.evaluation.explanation", esc(r.Message)),
+		}
+		if failed {
+			fields = append(fields, zap.String("expected", esc(r.Expected)), zap.String("actual", esc(r.Actual)))
+		}
+		if !r.Complete {
+			fields = append(fields, zap.Bool("trace_complete", false))
 		}
 		if r.Axis != "" {
 			fields = append(fields, zap.String("handoff.source", esc(r.From)), zap.String("handoff.target", esc(r.To)), zap.String("axis", r.Axis))
@@ -362,6 +375,41 @@ func (e *assertionExporter) log(results []rules.Result) {
 			e.logger.Info("assertion "+string(r.Outcome)+": "+esc(r.Message), fields...)
 		}
 	}
+}
+
+// logTrace writes the one info line of a judged trace (unless log_verdicts is none), once
+// all its results are in: "trace ID root AGENT: 5 pass, 1 fail" (outcomes with no result
+// left out; "(released incomplete)" after the agent when it was). results are masked.
+func (e *assertionExporter) logTrace(g *agentgraph.Graph, results []rules.Result) {
+	if e.cfg.LogVerdicts == LogNone || len(results) == 0 {
+		return
+	}
+	counts := map[rules.Outcome]int{}
+	complete := true
+	for _, r := range results {
+		counts[r.Outcome]++
+		complete = complete && r.Complete
+	}
+	var b strings.Builder
+	b.WriteString("trace " + results[0].TraceID)
+	switch {
+	case g != nil && g.Root != nil:
+		b.WriteString(" root " + textsafe.Escape(e.policy.Redact(g.Root.Name)))
+	case g != nil && g.RootSpan != nil:
+		b.WriteString(" root span " + textsafe.Escape(e.policy.Redact(g.RootSpan.SpanName())))
+	}
+	if !complete {
+		b.WriteString(" (released incomplete)")
+	}
+	b.WriteString(":")
+	sep := " "
+	for _, o := range rules.Outcomes {
+		if n := counts[o]; n > 0 {
+			fmt.Fprintf(&b, "%s%d %s", sep, n, o)
+			sep = ", "
+		}
+	}
+	e.logger.Info(b.String())
 }
 
 // Drain waits until every queued grading is recorded (or ctx is done). handoffcheck calls

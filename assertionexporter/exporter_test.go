@@ -139,7 +139,8 @@ func TestStepsOnRealCaptures(t *testing.T) {
 	require.Equal(t, []string{"0220be9d21dc61d8"}, budget.Spans)
 	require.Equal(t, "triage delegated to weather_specialist 1 times", got["ok/EXPECT_DELEGATION_TO#2"].Message)
 
-	// One structured log record per failure, with the GenAI evaluation-result fields.
+	// One short structured record per failure: the message once (as the record's message),
+	// no GenAI duplicates of it (the connector's logs output has those records).
 	failures := h.logs.FilterMessageSnippet("assertion fail").All()
 	require.Len(t, failures, 3)
 	var budgetLog observer.LoggedEntry
@@ -149,19 +150,22 @@ func TestStepsOnRealCaptures(t *testing.T) {
 		}
 	}
 	require.Equal(t, zapcore.WarnLevel, budgetLog.Level)
+	require.Equal(t, "assertion fail: "+budget.Message, budgetLog.Message)
 	require.Equal(t, map[string]any{
-		"trace_id":                      traceID,
-		"case":                          "broken",
-		"step":                          "EXPECT_AGENT_BUDGET#3",
-		"outcome":                       "fail",
-		"expected":                      budget.Expected,
-		"actual":                        budget.Actual,
-		"trace_complete":                true,
-		"gen_ai.evaluation.name":        "broken/EXPECT_AGENT_BUDGET#3",
-		"gen_ai.evaluation.score.label": "fail",
-		"gen_ai.evaluation.explanation": budget.Message,
+		"trace_id": traceID,
+		"case":     "broken",
+		"step":     "EXPECT_AGENT_BUDGET#3",
+		"outcome":  "fail",
+		"expected": budget.Expected,
+		"actual":   budget.Actual,
 	}, budgetLog.ContextMap())
 	require.Empty(t, h.logs.FilterMessageSnippet("assertion pass").All(), "log_verdicts: failures")
+	// One info line for the judged trace, with every outcome counted.
+	summary := h.logs.FilterMessageSnippet("trace " + traceID).All()
+	require.Len(t, summary, 1)
+	require.Equal(t, zapcore.InfoLevel, summary[0].Level)
+	require.Equal(t, "trace "+traceID+" root triage: 3 pass, 3 fail, 1 skipped", summary[0].Message)
+	require.Empty(t, summary[0].Context)
 
 	// Metrics: every configured (case, step, outcome) series is zero-initialized, and each
 	// evaluation counted once under its outcome.

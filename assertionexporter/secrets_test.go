@@ -201,5 +201,5 @@ func TestVerdictLogsEscapeControlCharacters(t *testing.T) {
 	require.Equal(t, `assertion fail: saw evil\nagent\x1b[2J\r\nFAIL forged`, e.Message)
 	fields := e.ContextMap()
 	require.Equal(t, `evil\nagent\x1b[2J`, fields["handoff.target"])
-	require.Equal(t, `saw evil\nagent\x1b[2J\r\nFAIL forged`, fields["gen_ai.evaluation.explanation"])
+	require.NotContains(t, fields, "gen_ai.evaluation.explanation", "the message is logged once, as the record's message")
 }

@@ -3,7 +3,6 @@ package assertionexporter
 import (
 	"context"
 	"encoding/xml"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -162,6 +161,7 @@ func TestSeed001ThroughTheExporter(t *testing.T) {
 				Name    string `xml:"name,attr"`
 				Failure *struct {
 					Message string `xml:"message,attr"`
+					Body    string `xml:",chardata"`
 				} `xml:"failure"`
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
@@ -185,12 +185,13 @@ func TestSeed001ThroughTheExporter(t *testing.T) {
 	require.Equal(t, "calls_add_for_each_pair", pairs.Name)
 	var msgs []string
 	for _, c := range pairs.Cases {
-		if c.Failure != nil && strings.Contains(c.Name, failID["calls_add_for_each_pair"]) {
+		// The trace id is in the body; the name has the root agent (stable across runs).
+		if c.Failure != nil && strings.Contains(c.Failure.Body, "trace: "+failID["calls_add_for_each_pair"]) {
 			msgs = append(msgs, c.Name+": "+c.Failure.Message)
 		}
 	}
-	require.Equal(t, []string{fmt.Sprintf("expected_tool_calls[0] [trace %s]: agent assistant: 2 of 3 math.calculator.add calls match "+
-		"`invocations == 1 and params.a == 4`, and the residual `invocations == 1` is false with invocations = 2", failID["calls_add_for_each_pair"])}, msgs)
+	require.Equal(t, []string{"expected_tool_calls[0] [root assistant, trace 4]: agent assistant: 2 of 3 math.calculator.add calls match " +
+		"`invocations == 1 and params.a == 4`, and the residual `invocations == 1` is false with invocations = 2"}, msgs)
 
 	// Markdown: the verdict, the failures, a DAG per failing trace with failing edges marked.
 	md, err := os.ReadFile(cfg.Reports.Markdown)

@@ -87,6 +87,8 @@ type result struct {
 	Message  string   `json:"message"`
 	Spans    []string `json:"spans,omitempty"`
 	Complete bool     `json:"trace_complete"`
+	// Timestamp is the trace's start (RFC 3339), the first field of every line.
+	Timestamp string `json:"timestamp"`
 }
 
 func TestCollectorEndToEnd(t *testing.T) {
@@ -224,6 +226,9 @@ func checkResults(t *testing.T, got []result, want map[string]map[[2]string]want
 		if !ok {
 			t.Errorf("result for an unexpected trace: %+v", r)
 			continue
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, r.Timestamp); err != nil || ts.Year() < 2024 {
+			t.Errorf("trace %s: timestamp %q is not the trace's start (RFC 3339): %v", r.TraceID, r.Timestamp, err)
 		}
 		key := [2]string{r.Case, r.Step}
 		w, ok := cases[key]

@@ -128,6 +128,8 @@ type scenarioResult struct {
 	Score    *float64        `json:"score"`
 	Gated    bool            `json:"gated"`
 	Judge    json.RawMessage `json:"judge"`
+	// Timestamp is the trace's start (RFC 3339), the first field of every line.
+	Timestamp string `json:"timestamp"`
 }
 
 // scenarioSpan is a forwarded span with what the checks need.

@@ -9,13 +9,18 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
-// JSONLines appends one JSON object per result to a file. Each Write is flushed before it
-// returns, so a reader never sees half a batch; it is safe for concurrent use.
+// JSONLines appends one JSON object per result to a file: a "timestamp" (when the result's
+// trace started, its first span: RFC 3339, UTC, nanoseconds; the time of writing for a
+// trace whose start is not given), then the result's fields, with no HTML escaping (`<=`
+// stays `<=`; JSON's own escapes remain). A replay of the same spans writes the same bytes.
+// Each Write is flushed before it returns, so a reader never sees half a batch; it is safe
+// for concurrent use.
 type JSONLines struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -23,6 +28,14 @@ type JSONLines struct {
 	path string
 	// policy masks every result's text before it is written (nil: redact.Default()).
 	policy *redact.Policy
+	// now stamps the lines of a trace whose start is not known (time.Now; tests fix it).
+	now func() time.Time
+}
+
+// jsonLine is one line of the report: the time it was written, then the result.
+type jsonLine struct {
+	Timestamp string `json:"timestamp"`
+	rules.Result
 }
 
 // OpenJSONLines opens (creating or appending to) path.
@@ -31,7 +44,7 @@ func OpenJSONLines(path string) (*JSONLines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open JSON lines report: %w", err)
 	}
-	return &JSONLines{f: f, w: bufio.NewWriter(f), path: path}, nil
+	return &JSONLines{f: f, w: bufio.NewWriter(f), path: path, now: time.Now}, nil
 }
 
 // SetRedaction sets the policy that masks every result's text before it is written;
@@ -42,16 +55,24 @@ func (j *JSONLines) SetRedaction(p *redact.Policy) {
 	j.policy = p
 }
 
-// Write appends the results, their text masked by the redaction policy, and flushes them.
-func (j *JSONLines) Write(results []rules.Result) error {
+// Write appends the results, their text masked by the redaction policy, and flushes them;
+// starts holds the start of each result's trace by trace id (TraceStart).
+func (j *JSONLines) Write(results []rules.Result, starts map[string]time.Time) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
 		return fmt.Errorf("JSON lines report %s is closed", j.path)
 	}
 	enc := json.NewEncoder(j.w)
+	enc.SetEscapeHTML(false) // `<=` in expected and actual stays readable
+	written := j.now()
 	for _, r := range results {
-		if err := enc.Encode(rules.RedactResult(r, j.policy)); err != nil {
+		at, ok := starts[r.TraceID]
+		if !ok || at.IsZero() {
+			at = written
+		}
+		line := jsonLine{Timestamp: at.UTC().Format(time.RFC3339Nano), Result: rules.RedactResult(r, j.policy)}
+		if err := enc.Encode(line); err != nil {
 			j.w.Reset(j.f)
 			return err
 		}

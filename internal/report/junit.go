@@ -4,31 +4,41 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName  xml.Name `xml:"testsuites"`
+	Name     string   `xml:"name,attr"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	Skipped  int      `xml:"skipped,attr"`
+	// Time (seconds) and Timestamp span the traces of the run; see junitTimes.
+	Time      string       `xml:"time,attr,omitempty"`
+	Timestamp string       `xml:"timestamp,attr,omitempty"`
+	Suites    []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Props    *junitProps `xml:"properties,omitempty"`
-	Cases    []junitCase `xml:"testcase"`
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	// Time and Timestamp span the traces of the suite's testcases.
+	Time      string      `xml:"time,attr,omitempty"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Props     *junitProps `xml:"properties,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
 }
 
 type junitProps struct {
@@ -41,8 +51,11 @@ type junitProp struct {
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	ClassName string        `xml:"classname,attr"`
+	Name      string `xml:"name,attr"`
+	ClassName string `xml:"classname,attr"`
+	// Time is the trace's duration in seconds, Timestamp its first span's start (UTC).
+	Time      string        `xml:"time,attr,omitempty"`
+	Timestamp string        `xml:"timestamp,attr,omitempty"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
@@ -60,22 +73,59 @@ type junitSkipped struct {
 }
 
 // JUnit renders the run as JUnit XML: a testsuite per case (in config order), a testcase
-// per assertion per trace (named "STEP [trace TRACE_ID]", classname the case; a rubric
-// result names its handoff: "STEP FROM -> TO (span ID) [trace TRACE_ID]"), with a failure,
-// error or skipped element carrying the message, and expected/actual/spans in the body.
-// A rubric failure that a gate decides is a passing testcase with the failure in its
-// system-out; the gates follow in a testsuite "gates", a testcase per pair and axis.
+// per assertion per trace, with a failure, error or skipped element carrying the message
+// and expected/actual/trace/spans in the body (a passing or skipped testcase names its
+// trace in system-out). A rubric failure that a gate decides is a passing testcase with the
+// failure in its system-out; the gates follow in a testsuite "gates", a testcase per pair
+// and axis.
+//
+// Testcase names hold no trace or span id, so two runs of the same scenario give the same
+// names and a CI's test history follows each assertion: "STEP [root AGENT]", AGENT the
+// trace's root agent; when several traces of the run have the same root agent, ", trace N"
+// numbers them in the order they started ("EXPECT_AGENT_BUDGET#2 [root triage, trace 2]").
+// A rubric result names its handoff ("STEP FROM -> TO [root AGENT]"), and a name repeated
+// within one trace (two handoffs between the same agents) takes " (2)", " (3)" in the order
+// the evaluator produced them. A trace without agents is named by its root span ("[root
+// span NAME]"). Testcases follow the order their traces started. time and timestamp come
+// from the trace's spans, never from the clock: a testcase's are its trace's duration and
+// first span's start, a suite's (and the report's) span its traces.
 func (r *Run) JUnit() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	labels := r.traceLabels()
 	suites := make([]junitSuite, len(r.cases))
+	spans := make([]timeSpan, len(r.cases))
+	var all timeSpan
 	for i, c := range r.cases {
 		suites[i].Name = text(c)
 	}
-	for _, rec := range r.sorted() {
+	records := r.sorted()
+	sort.SliceStable(records, func(i, j int) bool {
+		a, b := records[i], records[j]
+		if ci, cj := r.caseIndex[a.Case], r.caseIndex[b.Case]; ci != cj {
+			return ci < cj
+		}
+		return r.traceInfos[a.TraceID].start.Before(r.traceInfos[b.TraceID].start)
+	})
+	seen := map[string]int{} // case, trace and step name -> results so named
+	for _, rec := range records {
 		res := rec.Result
-		s := &suites[r.caseIndex[res.Case]]
-		tc := junitCase{Name: text(fmt.Sprintf("%s [trace %s]", stepName(res), res.TraceID)), ClassName: text(res.Case)}
+		ci := r.caseIndex[res.Case]
+		s := &suites[ci]
+		step := junitStep(res)
+		key := res.Case + "\x00" + res.TraceID + "\x00" + step
+		if seen[key]++; seen[key] > 1 {
+			step += fmt.Sprintf(" (%d)", seen[key])
+		}
+		label, ok := labels[res.TraceID]
+		if !ok { // a result recorded without its graph
+			label = "trace " + res.TraceID
+		}
+		info := r.traceInfos[res.TraceID]
+		tc := junitCase{Name: text(step + " [" + label + "]"), ClassName: text(res.Case)}
+		tc.Time, tc.Timestamp = info.span().attrs()
+		spans[ci].add(info.span())
+		all.add(info.span())
 		body := clean(problemBody(res))
 		switch {
 		case res.Outcome == rules.Fail && res.Gated:
@@ -86,6 +136,9 @@ func (r *Run) JUnit() []byte {
 			tc.Error = &junitProblem{Message: text(res.Message), Type: text(res.Action), Body: body}
 		case res.Outcome == rules.Skipped:
 			tc.Skipped = &junitSkipped{Message: text(res.Message)}
+			tc.SystemOut = clean(traceLine(res))
+		default:
+			tc.SystemOut = clean(traceLine(res))
 		}
 		s.Cases = append(s.Cases, tc)
 	}
@@ -105,8 +158,11 @@ func (r *Run) JUnit() []byte {
 		out.Failures += s.Failures
 		out.Errors += s.Errors
 		out.Skipped += s.Skipped
+		s.Time, s.Timestamp = spans[i].attrs()
 	}
+	out.Time, out.Timestamp = all.attrs()
 	if gs := r.gateSuite(); gs != nil {
+		gs.Time, gs.Timestamp = out.Time, out.Timestamp
 		suites = append(suites, *gs)
 		out.Tests += gs.Tests
 		out.Failures += gs.Failures
@@ -166,14 +222,123 @@ func (r *Run) gateSuite() *junitSuite {
 
 func problemBody(res rules.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "expected: %s\nactual: %s\ntrace: %s", textsafe.Escape(res.Expected), textsafe.Escape(res.Actual), res.TraceID)
-	if !res.Complete {
-		b.WriteString(" (released incomplete)")
-	}
+	fmt.Fprintf(&b, "expected: %s\nactual: %s\n%s", textsafe.Escape(res.Expected), textsafe.Escape(res.Actual), traceLine(res))
 	if len(res.Spans) > 0 {
 		fmt.Fprintf(&b, "\nspans: %s", textsafe.Escape(strings.Join(res.Spans, ", ")))
 	}
 	return b.String()
+}
+
+// traceLine names the result's trace: "trace: ID", and " (released incomplete)".
+func traceLine(res rules.Result) string {
+	if !res.Complete {
+		return "trace: " + res.TraceID + " (released incomplete)"
+	}
+	return "trace: " + res.TraceID
+}
+
+// junitStep is the step part of a testcase name: the step, and a rubric result's handoff
+// (its span id stays in the body: it differs between two runs).
+func junitStep(res rules.Result) string {
+	if res.From == "" {
+		return res.Step
+	}
+	return res.Step + " " + res.From + " -> " + res.To
+}
+
+// traceInfo is what the JUnit report names and times a trace by.
+type traceInfo struct {
+	// root is "root AGENT" (the root agent, masked by the redaction policy), or "root span
+	// NAME" for a trace without agents.
+	root       string
+	start, end time.Time
+}
+
+// traceInfoOf reads the trace's root agent and the time its spans cover.
+func traceInfoOf(g *agentgraph.Graph, policy *redact.Policy) traceInfo {
+	var info traceInfo
+	switch {
+	case g.Root != nil:
+		info.root = "root " + policy.Redact(g.Root.Name)
+	case g.RootSpan != nil:
+		info.root = "root span " + policy.Redact(g.RootSpan.SpanName())
+	default:
+		info.root = "root none"
+	}
+	info.start = TraceStart(g)
+	for _, s := range g.Spans {
+		if en := s.End(); en != 0 && en.AsTime().After(info.end) {
+			info.end = en.AsTime()
+		}
+	}
+	if info.end.Before(info.start) {
+		info.end = info.start
+	}
+	return info
+}
+
+// TraceStart is when the trace started: its earliest span start (zero: no span has one).
+func TraceStart(g *agentgraph.Graph) time.Time {
+	var start time.Time
+	for _, s := range g.Spans {
+		if st := s.Start(); st != 0 && (start.IsZero() || st.AsTime().Before(start)) {
+			start = st.AsTime()
+		}
+	}
+	return start
+}
+
+func (t traceInfo) span() timeSpan { return timeSpan{start: t.start, end: t.end} }
+
+// traceLabels names each trace with a graph by its root agent, numbered in start order
+// (then by trace id) among the traces of the same root agent when there are several.
+func (r *Run) traceLabels() map[string]string {
+	byRoot := map[string][]string{}
+	for id, info := range r.traceInfos {
+		byRoot[info.root] = append(byRoot[info.root], id)
+	}
+	labels := make(map[string]string, len(r.traceInfos))
+	for root, ids := range byRoot {
+		sort.Slice(ids, func(i, j int) bool {
+			a, b := r.traceInfos[ids[i]].start, r.traceInfos[ids[j]].start
+			if !a.Equal(b) {
+				return a.Before(b)
+			}
+			return ids[i] < ids[j]
+		})
+		for n, id := range ids {
+			labels[id] = root
+			if len(ids) > 1 {
+				labels[id] = fmt.Sprintf("%s, trace %d", root, n+1)
+			}
+		}
+	}
+	return labels
+}
+
+// timeSpan is the time from the earliest start to the latest end of some traces (zero:
+// none known).
+type timeSpan struct{ start, end time.Time }
+
+func (t *timeSpan) add(o timeSpan) {
+	if o.start.IsZero() {
+		return
+	}
+	if t.start.IsZero() || o.start.Before(t.start) {
+		t.start = o.start
+	}
+	if o.end.After(t.end) {
+		t.end = o.end
+	}
+}
+
+// attrs are the JUnit time (seconds) and timestamp (ISO 8601, UTC, milliseconds) of the
+// span; both empty when no time is known.
+func (t timeSpan) attrs() (seconds, timestamp string) {
+	if t.start.IsZero() {
+		return "", ""
+	}
+	return fmt.Sprintf("%.3f", t.end.Sub(t.start).Seconds()), t.start.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 // text is one line of trace text for the report: control characters escaped

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
@@ -125,7 +126,10 @@ func TestGoldenReports(t *testing.T) {
 	require.NoError(t, err)
 	ev := evaluator(t)
 	for _, g := range runTraces() {
-		require.NoError(t, w.Write(ev.Evaluate(g, g.TraceID.String() != strings.Repeat("0c", 16))))
+		// Each line is stamped with its trace's start (the spans' time, so a replay writes the
+		// same bytes), in UTC.
+		starts := map[string]time.Time{g.TraceID.String(): TraceStart(g).In(time.FixedZone("CET", 3600))}
+		require.NoError(t, w.Write(ev.Evaluate(g, g.TraceID.String() != strings.Repeat("0c", 16)), starts))
 	}
 	require.NoError(t, w.Close())
 	jsonl, err := os.ReadFile(path)
@@ -137,6 +141,23 @@ func TestGoldenReports(t *testing.T) {
 	again := newRun(t, []*agentgraph.Graph{g[2], g[0], g[1]})
 	require.Equal(t, string(junit), string(again.JUnit()))
 	require.Equal(t, string(md), string(again.Markdown()))
+}
+
+// TestJSONLinesWithoutStart: a result whose trace start is not given is stamped with the
+// time it was written.
+func TestJSONLinesWithoutStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	w, err := OpenJSONLines(path)
+	require.NoError(t, err)
+	w.now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("CET", 3600)) }
+	res := rules.Result{TraceID: "0a", Case: "c", Step: "s", Outcome: rules.Fail, Expected: "tokens <= 100 && a > 0", Complete: true}
+	require.NoError(t, w.Write([]rules.Result{res}, nil))
+	require.NoError(t, w.Write([]rules.Result{res}, map[string]time.Time{"0a": time.Unix(1700000000, 5).UTC()}))
+	require.NoError(t, w.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, `{"timestamp":"2026-03-04T04:06:07.89Z","trace_id":"0a","case":"c","step":"s","action":"","outcome":"fail","expected":"tokens <= 100 && a > 0","actual":"","message":"","trace_complete":true}`+"\n"+
+		`{"timestamp":"2023-11-14T22:13:20.000000005Z","trace_id":"0a","case":"c","step":"s","action":"","outcome":"fail","expected":"tokens <= 100 && a > 0","actual":"","message":"","trace_complete":true}`+"\n", string(b))
 }
 
 func TestAllPassing(t *testing.T) {

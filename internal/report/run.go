@@ -40,6 +40,8 @@ type Run struct {
 	traces     int
 	incomplete int
 	pictures   map[string]*dag
+	// traceInfos name and time the traces with a kept result in the JUnit report.
+	traceInfos map[string]traceInfo
 
 	// Handoff rubrics: the gates (nil: none), the scores per pair and axis over the whole
 	// run, the failures a gate decides (per case), and the judge (nil: none).
@@ -60,7 +62,7 @@ type record struct {
 func NewRun(cases []string) *Run {
 	r := &Run{
 		caseIndex: map[string]int{}, totals: map[rules.Outcome]int{},
-		byCase: map[string]map[rules.Outcome]int{}, pictures: map[string]*dag{},
+		byCase: map[string]map[rules.Outcome]int{}, pictures: map[string]*dag{}, traceInfos: map[string]traceInfo{},
 		tally: rules.NewGateTally(), gatedFails: map[string]int{},
 	}
 	for _, c := range cases {
@@ -133,6 +135,7 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.traces++
+	kept := len(r.records)
 	batch := len(r.records) + r.dropped
 	failed := map[string]bool{}
 	complete := true
@@ -165,6 +168,9 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	}
 	if !complete {
 		r.incomplete++
+	}
+	if g != nil && len(r.records) > kept {
+		r.traceInfos[g.TraceID.String()] = traceInfoOf(g, r.policy)
 	}
 	if g != nil && failed[""] {
 		r.keepPicture(snapshot(g, failed, r.policy))
