@@ -72,13 +72,12 @@ cases:
 	require.Equal(t, "```mermaid\n"+
 		"graph TD\n"+
 		"  subgraph w0[\"swarm: weather_swarm\"]\n"+
-		"    n0[\"triage\"]\n"+
-		"    n1[\"weather_specialist\"]\n"+
+		"    n0[\"<b>triage</b><br/>62 tok · 0 tool calls · 14 ms\"]\n"+
+		"    n1[\"<b>weather_specialist</b><br/>221 tok · 2 tool calls · 9 ms<br/>✗ budget: made 2 tool calls, over maxToolCalls 1\"]\n"+
 		"  end\n"+
-		"  n0 ==>|\"FAIL transfer_tool\"| n1\n"+
+		"  n0 -->|\"transfer_tool\"| n1\n"+
 		"  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n"+
 		"  class n1 failed\n"+
-		"  linkStyle 0 stroke:#c0392b,stroke-width:3px\n"+
 		"```\n", got)
 }
 
@@ -97,15 +96,14 @@ cases:
 	require.Equal(t, "```mermaid\n"+
 		"graph TD\n"+
 		"  subgraph w0[\"swarm: refund_swarm\"]\n"+
-		"    n0[\"triage\"]\n"+
-		"    n1[\"billing\"]\n"+
-		"    n2[\"refund_specialist\"]\n"+
+		"    n0[\"<b>triage</b><br/>40 tok · 0 tool calls · 11 ms\"]\n"+
+		"    n1[\"<b>billing</b><br/>146 tok · 1 tool call · 9 ms\"]\n"+
+		"    n2[\"<b>refund_specialist</b><br/>172 tok · 1 tool call · 7 ms<br/>✗ budget: made 1 tool calls, over maxToolCalls 0\"]\n"+
 		"  end\n"+
 		"  n0 -->|\"transfer_tool\"| n1\n"+
-		"  n1 ==>|\"FAIL transfer_tool\"| n2\n"+
+		"  n1 -->|\"transfer_tool\"| n2\n"+
 		"  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n"+
 		"  class n2 failed\n"+
-		"  linkStyle 1 stroke:#c0392b,stroke-width:3px\n"+
 		"```\n", got)
 }
 
@@ -122,13 +120,11 @@ cases:
 	require.Equal(t, "```mermaid\n"+
 		"graph TD\n"+
 		"  subgraph w0[\"workflow: weather_graph\"]\n"+
-		"    n0[\"triage\"]\n"+
-		"    n1[\"weather_specialist\"]\n"+
+		"    n0[\"<b>triage</b><br/>36 tok · 0 tool calls · 23 ms\"]\n"+
+		"    n1[\"<b>weather_specialist</b><br/>248 tok · 2 tool calls · 31 ms\"]\n"+
 		"  end\n"+
-		"  n0 ==>|\"FAIL transfer_tool\"| n1\n"+
-		"  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n"+
-		"  class n0,n1 failed\n"+
-		"  linkStyle 0 stroke:#c0392b,stroke-width:3px\n"+
+		"  n0 ==>|\"✗ depth 1 #gt; maxDepth 0\"| n1\n"+
+		"  linkStyle 0 stroke:#c0392b,stroke-width:3px,color:#c0392b\n"+
 		"```\n", got)
 }
 
@@ -168,28 +164,27 @@ func TestMermaidNestedWrappers(t *testing.T) {
 	md := string(run.Markdown())
 	require.Contains(t, md, "```mermaid\n"+
 		"graph TD\n"+
-		"  n0[\"intake\"]\n"+
+		"  n0[\"<b>intake</b><br/>0 tok · 0 tool calls · 4 ms\"]\n"+
 		"  subgraph w0[\"workflow: release #quot;v2#quot;\\n#lt;b#gt;#124; for [REDACTED:email]\"]\n"+
-		"    n1[\"planner\"]\n"+
+		"    n1[\"<b>planner</b><br/>0 tok · 0 tool calls · 9 ms\"]\n"+
 		"    subgraph w1[\"swarm: review_swarm\"]\n"+
-		"      n2[\"critic\"]\n"+
+		"      n2[\"<b>critic</b><br/>0 tok · 0 tool calls · 16 ms\"]\n"+
 		"      subgraph w2[\"node: checks\"]\n"+
-		"        n4[\"linter\"]\n"+
-		"        n5[\"tester\"]\n"+
+		"        n4[\"<b>linter</b><br/>0 tok · 0 tool calls · 8 ms\"]\n"+
+		"        n5[\"<b>tester</b><br/>0 tok · 0 tool calls · 8 ms\"]\n"+
 		"      end\n"+
 		"      subgraph w3[\"node: editor\"]\n"+
-		"        n6[\"copy_editor\"]\n"+
+		"        n6[\"<b>copy_editor</b><br/>0 tok · 0 tool calls · 16 ms\"]\n"+
 		"      end\n"+
 		"    end\n"+
 		"  end\n"+
-		"  n3[\"fact_checker\"]\n"+
-		"  n7[\"publisher\"]\n"+
-		"  n2 ==>|\"FAIL nesting\"| n3\n"+
+		"  n3[\"<b>fact_checker</b><br/>0 tok · 0 tool calls · 6 ms<br/>✗ s\"]\n"+
+		"  n7[\"<b>publisher</b><br/>0 tok · 0 tool calls · 8 ms\"]\n"+
+		"  n2 -->|\"nesting\"| n3\n"+
 		"  n4 -->|\"inferred_sibling\"| n5\n"+
 		"  n0 -->|\"inferred_sibling\"| n7\n"+
 		"  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n"+
 		"  class n3 failed\n"+
-		"  linkStyle 0 stroke:#c0392b,stroke-width:3px\n"+
 		"```\n", md)
 	require.NotContains(t, md, "jane.doe@example.com", "wrapper names are redacted like agent names")
 }
