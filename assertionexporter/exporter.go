@@ -415,3 +415,19 @@ func (e *assertionExporter) Shutdown(ctx context.Context) error {
 	})
 	return errors.Join(errs...)
 }
+
+// SourceNamer is implemented by the assertion exporter: handoffcheck names the span file
+// each trace was read from, and the reports show it beside the trace id.
+type SourceNamer interface {
+	SetTraceSource(traceID, file string)
+}
+
+var _ SourceNamer = (*assertionExporter)(nil)
+
+// SetTraceSource names the span file a trace was read from in the JUnit, Markdown and HTML
+// reports' run (nothing without one).
+func (e *assertionExporter) SetTraceSource(traceID, file string) {
+	if e.run != nil {
+		e.run.SetSource(traceID, file)
+	}
+}

@@ -81,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.jsonOut, "json", "", "write every result as JSON lines to this path")
 	fs.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this path (a testsuite per case)")
 	fs.StringVar(&o.markdown, "markdown", "", "write a Markdown summary with a Mermaid DAG of each failing trace to this path")
+	fs.StringVar(&o.html, "html", "", "write a self-contained HTML report (each failing trace's DAG rendered) to this path")
 	fs.StringVar(&failOn, "fail-on", defaultFailOn, "the assertion outcomes that exit 1, comma-separated: fail (always), error, skipped")
 	fs.BoolVar(&verbose, "verbose", false, "log the components' info messages to stderr")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -92,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// Report paths are checked before anything runs (the config's are checked with the
 	// config), so a typo fails at once, not after the whole replay.
-	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junit}, {"--markdown", o.markdown}} {
+	for _, f := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junit}, {"--markdown", o.markdown}, {"--html", o.html}} {
 		if f.path == "" {
 			continue
 		}
@@ -161,7 +162,7 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 	}
 	spans := 0
 	for _, path := range files {
-		n, err := spanfile.Read(path, func(td ptrace.Traces) error { return pl.proc.ConsumeTraces(ctx, td) })
+		n, err := spanfile.Read(path, func(td ptrace.Traces) error { nameSource(pl, td, path); return pl.proc.ConsumeTraces(ctx, td) })
 		spans += n
 		if err != nil {
 			pl.abort(ctx)

@@ -50,6 +50,7 @@ type options struct {
 	jsonOut   string
 	junit     string
 	markdown  string
+	html      string
 	failOn    map[rules.Outcome]bool
 	// needInput: replay was given no file, so the config must read one (source FILE).
 	needInput bool
@@ -162,6 +163,9 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 		}
 		if o.markdown != "" {
 			ecfg.Reports.Markdown = o.markdown
+		}
+		if o.html != "" {
+			ecfg.Reports.HTML = o.html
 		}
 	}
 	// The assertion connector holds the same assertion config (its connector-only keys
