@@ -217,7 +217,10 @@ func (r *Run) page() htmlPage {
 		d := r.pictures[id]
 		ht := htmlTrace{
 			TraceID: id, Service: textsafe.Escape(d.service), Source: textsafe.Escape(d.source),
-			Graph: mermaidGraph(d), Notes: d.notes,
+			Graph: mermaidGraph(d),
+		}
+		for _, n := range d.notes {
+			ht.Notes = append(ht.Notes, textsafe.Escape(n))
 		}
 		if f := failedBy[id]; len(f) > 0 {
 			more := ""
@@ -234,7 +237,7 @@ func (r *Run) page() htmlPage {
 			h := htmlHandoff{Failed: e.failed(), Title: fmt.Sprintf("%s → %s (%s)", textsafe.Escape(d.nodes[e.from].name),
 				textsafe.Escape(d.nodes[e.to].name), e.detection)}
 			if e.failed() {
-				h.Title += ": ✗ " + strings.Join(e.failures, "; ")
+				h.Title += ": ✗ " + textsafe.Escape(strings.Join(e.failures, "; "))
 			}
 			for _, c := range e.content {
 				h.Parts = append(h.Parts, htmlPart{Label: c.label, Text: multiline(c.text)})

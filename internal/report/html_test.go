@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
 // htmlCaptures are the real captures of the HTML report's golden run, in the order they
@@ -97,4 +98,22 @@ func TestHTMLRedactsAndEscapes(t *testing.T) {
 
 func TestInlineScript(t *testing.T) {
 	require.Equal(t, `a="\x3C/script>";b=/\x3C!--/;c="\x3C/SCRIPT"`, string(inlineScript([]byte(`a="</script>";b=/<!--/;c="</SCRIPT"`))))
+}
+
+// TestHandoffContentBounded: each part of a handoff's content is cut to maxContent, and a
+// secret across the cut is masked, not shown in part.
+func TestHandoffContentBounded(t *testing.T) {
+	b := tr.New(0x0f)
+	root := b.Agent(nil, "dispatcher", 0, 100)
+	input := strings.Repeat("x", maxContent-8) + " card 4111 1111 1111 1111 " + strings.Repeat("y", 5000)
+	recv := b.Agent(root, "receiver", 10, 90).Input(input)
+	g := b.Graph()
+	run := NewRun([]string{"c"})
+	run.Add(g, []rules.Result{{TraceID: g.TraceID.String(), Case: "c", Step: "s", Action: rules.ActionContext,
+		Outcome: rules.Fail, Message: "leak", Spans: []string{recv.SpanID().String()}, Complete: true}})
+	page := string(run.html(nil))
+	require.NotContains(t, page, "4111")
+	require.NotContains(t, page, "yyyy", "cut at maxContent")
+	require.Contains(t, page, strings.Repeat("x", maxContent-8)+" card [R…</pre>", "masked, then cut")
+	require.Contains(t, page, `<details class="handoff handoff-failed"><summary>dispatcher → receiver (nesting): ✗ context: leak</summary>`)
 }

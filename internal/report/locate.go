@@ -12,8 +12,12 @@ import (
 // maxReason bounds the short reason drawn on a box or an arrow.
 const maxReason = 64
 
-// maxContent bounds each part of a handoff's content kept for the HTML report.
-const maxContent = 2000
+// maxContent bounds each part of a handoff's content kept for the HTML report;
+// contentMargin is how much more of it is masked before the cut.
+const (
+	maxContent    = 2000
+	contentMargin = 1000
+)
 
 // locateFailures places every failing or errored result of a trace where it happened:
 //
@@ -272,7 +276,10 @@ func handoffContent(e *agentgraph.Edge, policy *redact.Policy) []contentPart {
 		if v.Text == "" {
 			return
 		}
-		out = append(out, contentPart{label: label + " (" + v.Source + ")", text: truncateRunes(policy.Redact(v.Text), maxContent)})
+		// Cut before masking (a receiver's input can be large), with a margin so that a
+		// secret across the cut is still found whole, then cut to the bound.
+		text := truncateRunes(policy.Redact(truncateRunes(v.Text, maxContent+contentMargin)), maxContent)
+		out = append(out, contentPart{label: label + " (" + v.Source + ")", text: text})
 	}
 	part("payload", e.Payload)
 	part("context", e.Context)

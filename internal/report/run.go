@@ -180,11 +180,25 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	if !complete {
 		r.incomplete++
 	}
-	if g != nil && hasFailure {
+	if g != nil && hasFailure && r.wouldKeep(g.TraceID.String()) {
 		d := snapshot(g, results, masked, r.policy)
 		d.source = r.sources[d.traceID]
 		r.keepPicture(d)
 	}
+}
+
+// wouldKeep reports whether keepPicture would keep a picture of the trace, so that one is
+// only made when it is.
+func (r *Run) wouldKeep(traceID string) bool {
+	if _, ok := r.pictures[traceID]; ok || len(r.pictures) < MaxPictures {
+		return true
+	}
+	for id := range r.pictures {
+		if traceID < id {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Run) keepPicture(d *dag) {
