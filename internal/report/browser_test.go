@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html/template"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,3 +146,46 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		render(t, browser, page, "--screenshot="+abs, "--window-size=1280,3000", "--hide-scrollbars")
 	}
 }
+
+// TestMarkdownDiagramsRenderInChromium: the Mermaid blocks of the Markdown reports (the
+// golden run's, and the nested wrappers' with a quoted, multi-line, redacted group name)
+// render with the pinned Mermaid without errors, as GitHub's step summary would draw them.
+func TestMarkdownDiagramsRenderInChromium(t *testing.T) {
+	browser := chromium(t)
+	golden, err := os.ReadFile(filepath.Join("testdata", "golden", "run.md"))
+	require.NoError(t, err)
+	var blocks []string
+	for _, md := range []string{string(golden), nestedWrappersMarkdown(t)} {
+		for _, part := range strings.Split(md, "```mermaid\n")[1:] {
+			blocks = append(blocks, part[:strings.Index(part, "```\n")])
+		}
+	}
+	require.Len(t, blocks, 3)
+	var page strings.Builder
+	page.WriteString("<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body>\n")
+	for _, b := range blocks {
+		page.WriteString("<pre class=\"mermaid\">" + template.HTMLEscapeString(b) + "</pre>\n")
+	}
+	page.WriteString("<script>" + string(pinnedRenderer(t)) + "</script>\n<script>" + renderScript + "</script></body></html>\n")
+	dom := render(t, browser, page.String(), "--dump-dom")
+	require.Equal(t, `<body class="rendered" data-rendered="3">`, regexp.MustCompile(`<body[^>]*>`).FindString(dom))
+	require.Equal(t, 3, strings.Count(dom, `aria-roledescription="flowchart-v2"`))
+	require.NotContains(t, dom, `aria-roledescription="error"`)
+	// The group name's markup stays text (&lt;b&gt;); its escaped newline is drawn as a break.
+	for _, label := range []string{"✗ budget: made 2 tool calls, over maxToolCalls 1", "✗ depth 2 &gt; maxDepth 1",
+		"workflow: archive_pipeline", `workflow: release "v2"<br>&lt;b&gt;| for [REDACTED:email]`, "swarm: review_swarm"} {
+		require.Contains(t, dom, label)
+	}
+}
+
+// renderScript is the HTML report's own rendering script (assets/report.html.tmpl).
+var renderScript = func() string {
+	b, err := assets.ReadFile("assets/report.html.tmpl")
+	if err != nil {
+		panic(err)
+	}
+	s := string(b)
+	start := strings.Index(s, "<script>\n(function () {")
+	end := strings.Index(s[start:], "</script>")
+	return s[start+len("<script>") : start+end]
+}()

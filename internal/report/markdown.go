@@ -15,8 +15,10 @@ const maxCell = 160
 
 // Markdown renders the run as a Markdown summary: the verdict and totals, a table per case,
 // a table of failures and errors (at most MaxFailureRows), and a Mermaid `graph TD` of each
-// failing trace's delegation DAG (at most MaxPictures), with failing agents and the
-// handoffs into them marked and orchestration wrappers drawn as subgraphs.
+// failing trace's delegation DAG (at most MaxPictures) headed by its service and span file,
+// after a legend: each failure drawn where it happened with a short reason (see
+// locateFailures), the agents' run figures in their boxes, orchestration wrappers drawn as
+// subgraphs.
 func (r *Run) Markdown() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -128,7 +128,7 @@ cases:
 		"```\n", got)
 }
 
-// TestMermaidNestedWrappers: no capture nests a swarm in a workflow or runs two agents in
+// nestedWrappersMarkdown is the Markdown report of a trace with nested wrappers: no capture nests a swarm in a workflow or runs two agents in
 // one swarm node, so this trace is built by hand: a workflow (its name quoting, breaking
 // the line and carrying an email) holds planner and a Strands-shaped swarm, whose nodes
 // are critic (one agent of the node's name: left out, critic drawn in the swarm), checks
@@ -136,7 +136,8 @@ cases:
 // critic, is no member of a wrapper (an agent span is between them) and is drawn outside,
 // as are intake and publisher, which run outside the workflow. (The model infers the
 // sibling handoffs linter -> tester and intake -> publisher: arrows drawn after the groups.)
-func TestMermaidNestedWrappers(t *testing.T) {
+func nestedWrappersMarkdown(t *testing.T) string {
+	t.Helper()
 	b := tr.New(0x0e)
 	runner := b.Other(nil, "runner", 0, 100)
 	b.Agent(runner, "intake", 1, 5)
@@ -161,7 +162,12 @@ func TestMermaidNestedWrappers(t *testing.T) {
 	run := NewRun([]string{"c"})
 	run.Add(g, []rules.Result{{TraceID: g.TraceID.String(), Case: "c", Step: "s", Outcome: rules.Fail,
 		Spans: []string{checker.SpanID().String()}, Complete: true}})
-	md := string(run.Markdown())
+	return string(run.Markdown())
+}
+
+// TestMermaidNestedWrappers: see nestedWrappersMarkdown.
+func TestMermaidNestedWrappers(t *testing.T) {
+	md := nestedWrappersMarkdown(t)
 	require.Contains(t, md, "```mermaid\n"+
 		"graph TD\n"+
 		"  n0[\"<b>intake</b><br/>0 tok · 0 tool calls · 4 ms\"]\n"+
