@@ -43,13 +43,23 @@ GO_FILES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path
 # The Go files linked into the collector: not tests, not cmd/.
 COLLECTOR_SOURCES := $(filter-out ./cmd/% %_test.go,$(GO_FILES))
 
-.PHONY: all install-tools build run test bench loadtest generate fmt vet validate tidy clean e2e-clients promtool
+.PHONY: all install-tools build run test bench loadtest generate fmt vet validate tidy clean e2e-clients promtool report-assets chromium
 
 # promtool checks and unit-tests the shipped Prometheus alert rules (examples/observability).
 # It comes from Debian's `prometheus` package, pinned to the version bookworm offers
 # (`apt-cache policy prometheus`); services are not started (policy-rc.d in containers,
 # and nothing here runs the prometheus daemon).
 PROMETHEUS_DEB_VERSION := 2.42.0+ds-5+deb12u1
+
+# The HTML report's Mermaid renderer: dist/mermaid.min.js of the mermaid npm package pinned in
+# e2e/clients, embedded into the binaries when present (internal/report/assets/README.md).
+REPORT_ASSET  := internal/report/assets/mermaid.min.js
+MERMAID_DIST  := $(CLIENTS_DIR)/node_modules/mermaid/dist/mermaid.min.js
+REPORT_ASSETS := $(wildcard internal/report/assets/*)
+
+# The HTML report's browser test renders it in headless Chromium: Debian's package, pinned to
+# the version bookworm offers (`apt-cache policy chromium`).
+CHROMIUM_DEB_VERSION := 156.0.8078.114-1~deb12u1
 
 all: build
 
@@ -61,14 +71,14 @@ $(TOOLS_DIR)/%: $(TOOLS_MOD)/go.mod $(TOOLS_MOD)/go.sum
 	cd $(TOOLS_MOD) && $(GO) build -o $(CURDIR)/$@ $(TOOL_PKG_$*)
 
 ## build: generate the distribution with ocb and compile _build/otelcol-handoff, and _build/handoffcheck
-build: $(BINARY) $(CHECK)
+build: report-assets $(BINARY) $(CHECK)
 
-$(BINARY): $(OCB) $(MANIFEST) go.mod go.sum $(COLLECTOR_SOURCES)
+$(BINARY): $(OCB) $(MANIFEST) go.mod go.sum $(COLLECTOR_SOURCES) $(REPORT_ASSETS)
 	$(OCB) --config $(MANIFEST)
 	@touch $@
 
 # handoffcheck links the same components as the collector.
-$(CHECK): go.mod go.sum $(COLLECTOR_SOURCES) $(wildcard cmd/handoffcheck/*.go)
+$(CHECK): go.mod go.sum $(COLLECTOR_SOURCES) $(REPORT_ASSETS) $(wildcard cmd/handoffcheck/*.go)
 	$(GO) build -o $@ ./cmd/handoffcheck
 
 $(REPLAY): go.mod go.sum $(wildcard cmd/otlpreplay/*.go)
@@ -82,8 +92,8 @@ run: $(BINARY) $(REPLAY)
 	$(BINARY) --config $(CONFIG)
 
 ## test: unit and end-to-end tests (e2e tests use _build/otelcol-handoff and e2e/clients;
-## the alert-rule tests use promtool)
-test: build e2e-clients promtool
+## the alert-rule tests use promtool; the HTML report's test headless Chromium)
+test: e2e-clients build promtool chromium
 	$(GO) test -race -count=1 ./...
 
 ## promtool: install Debian's prometheus package (pinned) when promtool is not on PATH
@@ -94,6 +104,26 @@ promtool:
 		sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
 		$$sudo apt-get update; \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends prometheus=$(PROMETHEUS_DEB_VERSION); \
+	fi
+
+## report-assets: copy the pinned Mermaid renderer from e2e/clients (make e2e-clients) into
+## internal/report/assets, where the build embeds it; without it the HTML report shows
+## each diagram's Mermaid source
+report-assets:
+	@if [ -f $(MERMAID_DIST) ]; then \
+		cmp -s $(MERMAID_DIST) $(REPORT_ASSET) || cp $(MERMAID_DIST) $(REPORT_ASSET); \
+	else \
+		echo "report-assets: $(MERMAID_DIST) is missing (make e2e-clients): the HTML report will show diagrams as Mermaid source"; \
+	fi
+
+## chromium: install Debian's chromium package (pinned) when chromium is not on PATH
+chromium:
+	@if command -v chromium >/dev/null; then \
+		chromium --version 2>/dev/null | tail -1; \
+	else \
+		sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+		$$sudo apt-get update; \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends chromium=$(CHROMIUM_DEB_VERSION); \
 	fi
 
 ## e2e-clients: install the pinned npm packages of the real-client scenarios (npm ci, only

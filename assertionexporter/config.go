@@ -85,6 +85,9 @@ type ReportsConfig struct {
 	// Markdown is written on shutdown: totals, failures, and a Mermaid picture of each
 	// failing trace's delegation DAG.
 	Markdown string `mapstructure:"markdown"`
+	// HTML is written on shutdown: one self-contained page with the summary, the failures
+	// by case and each failing trace's DAG rendered, its handoff content behind a click.
+	HTML string `mapstructure:"html"`
 
 	_ struct{}
 }
@@ -161,6 +164,7 @@ func (c *Config) validateFiles() []error {
 		{"reports.json_lines", c.Reports.JSONLines},
 		{"reports.junit", c.Reports.JUnit},
 		{"reports.markdown", c.Reports.Markdown},
+		{"reports.html", c.Reports.HTML},
 	} {
 		if r.path == "" {
 			continue

@@ -197,7 +197,7 @@ func TestConfigKeyErrors(t *testing.T) {
 			"judge.modle: unknown key, did you mean model?",
 			"log_verdict: unknown key, did you mean log_verdicts?",
 			"redaction.pattern: unknown key, did you mean patterns?",
-			"reports.junit_xml: unknown key (valid keys: json_lines, junit, markdown)",
+			"reports.junit_xml: unknown key (valid keys: html, json_lines, junit, markdown)",
 		}, "\n"),
 		"invalid_wrong_types.yaml": strings.Join([]string{
 			"cases[0].expected_child_agents.writer: must be a map of assertions (expected_child_agents, expected_no_tool_calls, " +
@@ -211,7 +211,7 @@ func TestConfigKeyErrors(t *testing.T) {
 			"eval_timeout: must be a duration with a unit, such as 5s or 250ms, got 5",
 			`judge.block_on_full_queue: must be true or false, got "yes"`,
 			`judge.retries: must be a whole number, got "three"`,
-			"reports: must be a map of keys (json_lines, junit, markdown), got a list",
+			"reports: must be a map of keys (html, json_lines, junit, markdown), got a list",
 			"rubrics.refund_payload: must be a string, got a list",
 			`shutdown_timeout: must be a duration such as 5s or 250ms, got "soon"`,
 		}, "\n"),

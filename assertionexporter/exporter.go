@@ -42,7 +42,7 @@ type assertionExporter struct {
 	window *rules.GateWindow
 	now    func() time.Time
 	jsonl  *report.JSONLines
-	// run collects results for the JUnit and Markdown reports (nil when neither is set or
+	// run collects results for the JUnit, Markdown and HTML reports (nil when none is set or
 	// Start failed).
 	run      *report.Run
 	shutdown sync.Once
@@ -106,7 +106,7 @@ func (e *assertionExporter) Capabilities() consumer.Capabilities {
 
 func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 	var run *report.Run
-	for _, path := range []string{e.cfg.Reports.JUnit, e.cfg.Reports.Markdown} {
+	for _, path := range []string{e.cfg.Reports.JUnit, e.cfg.Reports.Markdown, e.cfg.Reports.HTML} {
 		if path == "" {
 			continue
 		}
@@ -431,7 +431,7 @@ var _ Drainer = (*assertionExporter)(nil)
 
 // Shutdown cancels the outstanding gradings (queued ones are never sent, requests in
 // flight are canceled) and records their results as errors ("shut down before grading"),
-// then closes the JSON-lines report and writes the JUnit and Markdown reports, each
+// then closes the JSON-lines report and writes the JUnit, Markdown and HTML reports, each
 // atomically (a temporary file renamed into place). It returns within shutdown_timeout
 // (or ctx's deadline, if sooner) plus the time to write the reports. Repeated calls do
 // nothing more.
@@ -457,6 +457,25 @@ func (e *assertionExporter) Shutdown(ctx context.Context) error {
 		if path := e.cfg.Reports.Markdown; path != "" {
 			errs = append(errs, report.WriteFileAtomic(path, e.run.Markdown()))
 		}
+		if path := e.cfg.Reports.HTML; path != "" {
+			errs = append(errs, report.WriteFileAtomic(path, e.run.HTML()))
+		}
 	})
 	return errors.Join(errs...)
+}
+
+// SourceNamer is implemented by the assertion exporter: handoffcheck names the span file
+// each trace was read from, and the reports show it beside the trace id.
+type SourceNamer interface {
+	SetTraceSource(traceID, file string)
+}
+
+var _ SourceNamer = (*assertionExporter)(nil)
+
+// SetTraceSource names the span file a trace was read from in the JUnit, Markdown and HTML
+// reports' run (nothing without one).
+func (e *assertionExporter) SetTraceSource(traceID, file string) {
+	if e.run != nil {
+		e.run.SetSource(traceID, file)
+	}
 }

@@ -193,13 +193,15 @@ func TestSeed001ThroughTheExporter(t *testing.T) {
 	require.Equal(t, []string{"expected_tool_calls[0] [root assistant, trace 4]: agent assistant: 2 of 3 math.calculator.add calls match " +
 		"`invocations == 1 and params.a == 4`, and the residual `invocations == 1` is false with invocations = 2"}, msgs)
 
-	// Markdown: the verdict, the failures, a DAG per failing trace with failing edges marked.
+	// Markdown: the verdict, the failures, a DAG per failing trace with each failure drawn
+	// where it happened: the empty payload on the dispatcher -> summarizer handoff.
 	md, err := os.ReadFile(cfg.Reports.Markdown)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(md), "# Assertion report\n\n**FAILED**: "), string(md[:100]))
 	require.Contains(t, string(md), "## Failures")
 	require.Contains(t, string(md), "### Trace `"+failID["dispatches_to_summarizer"]+"`")
-	require.Contains(t, string(md), "  n0[\"dispatcher\"]\n  n1[\"summarizer\"]\n  n0 ==>|\"FAIL transfer_tool\"| n1\n")
+	require.Contains(t, string(md), "  n0[\"<b>dispatcher</b><br/>0 tok · 0 tool calls · 100 ms<br/>✗ ")
+	require.Contains(t, string(md), "  n0 ==>|\"✗ expected_payload: payload {#quot;text#quot;:#quot;#quot;} (from gen_ai.tool.call…\"| n1\n")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 2, "only the two reports, no temporary files")

@@ -144,6 +144,7 @@ func (f *checkFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.o.jsonOut, "json", "", "write every result as JSON lines to this path")
 	fs.StringVar(&f.o.junit, "junit", "", "write a JUnit XML report to this path (a testsuite per case)")
 	fs.StringVar(&f.o.markdown, "markdown", "", "write a Markdown summary with a Mermaid DAG of each failing trace to this path")
+	fs.StringVar(&f.o.html, "html", "", "write a self-contained HTML report (each failing trace's DAG rendered) to this path")
 	fs.StringVar(&f.failOn, "fail-on", defaultFailOn, "the assertion outcomes that exit 1, comma-separated: fail (always), error, skipped")
 	fs.BoolVar(&f.verbose, "verbose", false, "log the components' info messages to stderr")
 	fs.StringVar(&f.summary, "summary", "text", "the summary on stdout: text, or json (one JSON object; the other lines go to stderr)")
@@ -156,7 +157,7 @@ func (f *checkFlags) options(stderr io.Writer) (options, error) {
 	if o.config == "" {
 		return o, usageError{err: errors.New("--config is required")}
 	}
-	for _, rp := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junit}, {"--markdown", o.markdown}} {
+	for _, rp := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junit}, {"--markdown", o.markdown}, {"--html", o.html}} {
 		if rp.path == "" {
 			continue
 		}

@@ -82,6 +82,7 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 	for _, path := range files {
 		n, err := spanfile.Read(path, func(td ptrace.Traces) error {
 			pl.index.sawFile(path, td)
+			nameSource(pl, td, path)
 			return pl.proc.ConsumeTraces(ctx, td)
 		})
 		spans += n

@@ -54,6 +54,7 @@ type options struct {
 	jsonOut   string
 	junit     string
 	markdown  string
+	html      string
 	failOn    map[rules.Outcome]bool
 	// needInput: replay was given no file, so the config must read one (source FILE).
 	needInput bool
@@ -178,6 +179,9 @@ func loadComponents(ctx context.Context, o options) (*components, error) {
 		}
 		if o.markdown != "" {
 			ecfg.Reports.Markdown = o.markdown
+		}
+		if o.html != "" {
+			ecfg.Reports.HTML = o.html
 		}
 	}
 	// The assertion connector holds the same assertion config (its connector-only keys

@@ -15,8 +15,10 @@ const maxCell = 160
 
 // Markdown renders the run as a Markdown summary: the verdict and totals, a table per case,
 // a table of failures and errors (at most MaxFailureRows), and a Mermaid `graph TD` of each
-// failing trace's delegation DAG (at most MaxPictures), with failing agents and the
-// handoffs into them marked and orchestration wrappers drawn as subgraphs.
+// failing trace's delegation DAG (at most MaxPictures) headed by its service and span file,
+// after a legend: each failure drawn where it happened with a short reason (see
+// locateFailures), the agents' run figures in their boxes, orchestration wrappers drawn as
+// subgraphs.
 func (r *Run) Markdown() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -85,7 +87,8 @@ func (r *Run) Markdown() []byte {
 	if len(ids) == 0 {
 		return b.Bytes()
 	}
-	b.WriteString("\n## Failing traces\n")
+	b.WriteString("\n## Failing traces\n\n")
+	b.WriteString(legendMessage + "\n")
 	failedBy := map[string][]string{}
 	for _, rec := range failures {
 		key := rec.Case + "/" + rec.Step
@@ -96,7 +99,14 @@ func (r *Run) Markdown() []byte {
 	}
 	for _, id := range ids {
 		d := r.pictures[id]
-		fmt.Fprintf(&b, "\n### Trace `%s`\n\n", id)
+		fmt.Fprintf(&b, "\n### Trace `%s`", id)
+		if t := traceTitle(d); len(t) > 0 {
+			for i := range t {
+				t[i] = cellN(t[i], maxCell)
+			}
+			b.WriteString(" (" + strings.Join(t, ", ") + ")")
+		}
+		b.WriteString("\n\n")
 		if f := failedBy[id]; len(f) > 0 {
 			more := ""
 			if len(f) > 10 {
@@ -107,6 +117,12 @@ func (r *Run) Markdown() []byte {
 				f[i] = cellN(f[i], maxCell)
 			}
 			fmt.Fprintf(&b, "Failed: %s%s\n\n", strings.Join(f, ", "), more)
+		}
+		for _, n := range d.notes {
+			fmt.Fprintf(&b, "- not drawn: %s\n", cellN(n, maxCell))
+		}
+		if len(d.notes) > 0 {
+			b.WriteString("\n")
 		}
 		b.WriteString(mermaid(d))
 	}
@@ -170,41 +186,132 @@ func stepName(res rules.Result) string {
 	return name
 }
 
-// mermaid draws a DAG: one node per agent invocation, grouped in one `subgraph` per
-// orchestration wrapper (see writeNodes), one arrow per handoff labelled with how it was
-// detected; failing agents are styled "failed" and the arrows into them drawn thick, red
-// and labelled FAIL.
+// mermaid draws a DAG in a Markdown fence (see mermaidGraph).
 func mermaid(d *dag) string {
+	return "```mermaid\n" + mermaidGraph(d) + "```\n"
+}
+
+// Colours of the drawing: a failure in red, passing parts neutral.
+const (
+	failedStyle   = "fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000"
+	failedLink    = "stroke:#c0392b,stroke-width:3px,color:#c0392b"
+	erroredStyle  = "stroke:#e67e22,stroke-width:2px,stroke-dasharray:4 3"
+	failedColour  = "#c0392b"
+	legendMessage = "Red box: an agent where an assertion failed, with the reason; thick red arrow: a handoff " +
+		"where one failed (a leak, a cycle, a chain over maxDepth), with the reason; grey: passed or not asserted; " +
+		"an arrow's label says how the handoff was detected; dashed orange border: the agent's span " +
+		"recorded an error; a box around agents: an orchestration wrapper (swarm, graph, workflow). " +
+		"Figures: the agent's own tokens, tool calls and duration."
+)
+
+// mermaidGraph draws a DAG as a Mermaid `graph TD`: one box per agent invocation with its
+// run figures, grouped in one `subgraph` per orchestration wrapper (see writeNodes), one
+// arrow per handoff labelled with how it was detected. Each failure is drawn where it
+// happened (see locateFailures): the agent's box (class "failed") or the handoff's arrow
+// (thick, red, labelled with the reason); everything else stays neutral.
+func mermaidGraph(d *dag) string {
 	var b strings.Builder
-	b.WriteString("```mermaid\ngraph TD\n")
+	b.WriteString("graph TD\n")
 	if len(d.nodes) == 0 {
 		b.WriteString("  none[\"no agent spans\"]\n")
 	}
-	var failedNodes []string
+	var failedNodes, erroredNodes []string
 	for i, n := range d.nodes {
-		if n.failed {
+		switch {
+		case n.failed():
 			failedNodes = append(failedNodes, fmt.Sprintf("n%d", i))
+		case n.errored:
+			erroredNodes = append(erroredNodes, fmt.Sprintf("n%d", i))
 		}
 	}
 	writeNodes(&b, d)
 	var failedLinks []string
 	for i, e := range d.edges {
-		if e.failed {
-			fmt.Fprintf(&b, "  n%d ==>|\"FAIL %s\"| n%d\n", e.from, mermaidText(e.detection), e.to)
+		if e.failed() {
+			fmt.Fprintf(&b, "  n%d ==>|\"%s\"| n%d\n", e.from, reasonsText(e.failures), e.to)
 			failedLinks = append(failedLinks, fmt.Sprint(i))
 		} else {
 			fmt.Fprintf(&b, "  n%d -->|\"%s\"| n%d\n", e.from, mermaidText(e.detection), e.to)
 		}
 	}
 	if len(failedNodes) > 0 {
-		b.WriteString("  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n")
+		b.WriteString("  classDef failed " + failedStyle + "\n")
 		fmt.Fprintf(&b, "  class %s failed\n", strings.Join(failedNodes, ","))
 	}
-	if len(failedLinks) > 0 {
-		fmt.Fprintf(&b, "  linkStyle %s stroke:#c0392b,stroke-width:3px\n", strings.Join(failedLinks, ","))
+	if len(erroredNodes) > 0 {
+		b.WriteString("  classDef errored " + erroredStyle + "\n")
+		fmt.Fprintf(&b, "  class %s errored\n", strings.Join(erroredNodes, ","))
 	}
-	b.WriteString("```\n")
+	if len(failedLinks) > 0 {
+		fmt.Fprintf(&b, "  linkStyle %s %s\n", strings.Join(failedLinks, ","), failedLink)
+	}
 	return b.String()
+}
+
+// maxReasons is the number of reasons drawn at one place; more are counted.
+const maxReasons = 3
+
+// reasonsText is the label of a failure's place: each reason on its line, marked ✗.
+func reasonsText(reasons []string) string {
+	var lines []string
+	for i, r := range reasons {
+		if i == maxReasons {
+			lines = append(lines, fmt.Sprintf("and %d more", len(reasons)-maxReasons))
+			break
+		}
+		lines = append(lines, "✗ "+mermaidText(r))
+	}
+	return strings.Join(lines, "<br/>")
+}
+
+// figures are a node's run figures: tokens, tool calls, duration (cost is not in the model
+// yet: no price table).
+func figures(n dagNode) string {
+	if n.remote {
+		return ""
+	}
+	duration := formatDuration(n.durationMs)
+	if n.durationUnknown {
+		duration = "duration unknown"
+	}
+	return fmt.Sprintf("%s tok · %s · %s", formatCount(n.tokens), plural(int(n.toolCalls), "tool call", "tool calls"), duration)
+}
+
+func formatCount(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 10000 {
+		return s
+	}
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func formatDuration(ms float64) string {
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%.0f ms", ms)
+	case ms < 60000:
+		return fmt.Sprintf("%.1f s", ms/1000)
+	}
+	return fmt.Sprintf("%.1f min", ms/60000)
+}
+
+// traceTitle names a trace with its service and source file, when known.
+func traceTitle(d *dag) []string {
+	var out []string
+	if d.service != "" {
+		out = append(out, "service "+d.service)
+	}
+	if d.source != "" {
+		out = append(out, "file "+d.source)
+	}
+	return out
 }
 
 // writeNodes writes one box per agent invocation in index order; an invocation inside an
@@ -234,9 +341,16 @@ func writeNodes(b *strings.Builder, d *dag) {
 		}
 	}
 	node := func(i int, indent string) {
-		label := mermaidText(d.nodes[i].name)
-		if d.nodes[i].errored {
+		n := d.nodes[i]
+		label := "<b>" + mermaidText(n.name) + "</b>"
+		if n.errored {
 			label += " (error)"
+		}
+		if f := figures(n); f != "" {
+			label += "<br/>" + f
+		}
+		if n.failed() {
+			label += "<br/>" + reasonsText(n.failures)
 		}
 		fmt.Fprintf(b, "%sn%d[\"%s\"]\n", indent, i, label)
 	}

@@ -64,7 +64,7 @@ func TestReportsRedactAndEscape(t *testing.T) {
 	require.Contains(t, junit, `evil\nFAIL fake \x1b[31m [REDACTED:email]`)
 	md := string(run.Markdown())
 	require.Contains(t, md, `no matching call of charge\\nFAIL forged line`)
-	require.Contains(t, md, `n1["evil\nFAIL fake \x1b[31m [REDACTED:email]"]`, "the picture's agent names too")
+	require.Contains(t, md, `n1["<b>evil\nFAIL fake \x1b[31m [REDACTED:email]</b><br/>`, "the picture's agent names too")
 	require.Equal(t, "the payload carried "+secretKey, results[0].Judge.Reason, "the caller's results are not changed")
 }
 

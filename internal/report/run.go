@@ -42,6 +42,8 @@ type Run struct {
 	pictures   map[string]*dag
 	// traceInfos name and time the traces with a kept result in the JUnit report.
 	traceInfos map[string]traceInfo
+	// sources are the span files the traces were read from, by trace id (SetSource).
+	sources map[string]string
 
 	// Handoff rubrics: the gates (nil: none), the scores per pair and axis over the whole
 	// run, the failures a gate decides (per case), and the judge (nil: none).
@@ -63,6 +65,7 @@ func NewRun(cases []string) *Run {
 	r := &Run{
 		caseIndex: map[string]int{}, totals: map[rules.Outcome]int{},
 		byCase: map[string]map[rules.Outcome]int{}, pictures: map[string]*dag{}, traceInfos: map[string]traceInfo{},
+		sources: map[string]string{},
 		tally: rules.NewGateTally(), gatedFails: map[string]int{},
 	}
 	for _, c := range cases {
@@ -84,6 +87,21 @@ func (r *Run) SetRedaction(p *redact.Policy) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.policy = p
+}
+
+// SetSource names the span file a trace was read from, shown beside its trace id in the
+// reports; a trace read from several files is named by the first. It may be called before
+// or after the trace's results are added.
+func (r *Run) SetSource(traceID, file string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.sources[traceID]; ok {
+		return
+	}
+	r.sources[traceID] = file
+	if d := r.pictures[traceID]; d != nil {
+		d.source = file
+	}
 }
 
 // SetJudge names the judge in the reports.
@@ -137,7 +155,7 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	r.traces++
 	kept := len(r.records)
 	batch := len(r.records) + r.dropped
-	failed := map[string]bool{}
+	hasFailure := false
 	complete := true
 	masked := make([]rules.Result, len(results))
 	for i, res := range results {
@@ -155,10 +173,7 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 			complete = false
 		}
 		if res.Outcome == rules.Fail || res.Outcome == rules.Error {
-			for _, s := range res.Spans {
-				failed[s] = true
-			}
-			failed[""] = true // the trace has a failure
+			hasFailure = true
 		}
 		if len(r.records) < MaxResults {
 			r.records = append(r.records, record{Result: res, batch: batch, seq: i})
@@ -172,9 +187,25 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	if g != nil && len(r.records) > kept {
 		r.traceInfos[g.TraceID.String()] = traceInfoOf(g, r.policy)
 	}
-	if g != nil && failed[""] {
-		r.keepPicture(snapshot(g, failed, r.policy))
+	if g != nil && hasFailure && r.wouldKeep(g.TraceID.String()) {
+		d := snapshot(g, results, masked, r.policy)
+		d.source = r.sources[d.traceID]
+		r.keepPicture(d)
 	}
+}
+
+// wouldKeep reports whether keepPicture would keep a picture of the trace, so that one is
+// only made when it is.
+func (r *Run) wouldKeep(traceID string) bool {
+	if _, ok := r.pictures[traceID]; ok || len(r.pictures) < MaxPictures {
+		return true
+	}
+	for id := range r.pictures {
+		if traceID < id {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Run) keepPicture(d *dag) {
@@ -216,11 +247,17 @@ func (r *Run) sorted() []record {
 // dag is the part of a delegation DAG a report draws.
 type dag struct {
 	traceID string
-	nodes   []dagNode
-	edges   []dagEdge
+	// service is the root span's service.name; source the span file the trace was read
+	// from (set by SetSource; empty when unknown, e.g. in the collector).
+	service, source string
+	nodes           []dagNode
+	edges           []dagEdge
 	// groups are the orchestration wrappers drawn around their agents, each after the group
 	// it is drawn in (outermost first, then in start order).
 	groups []dagGroup
+	// notes are the failures that have no place in the drawing (a handoff that never
+	// happened, a trace without agents), each as a short reason.
+	notes []string
 }
 
 // dagGroup is one orchestration wrapper (swarm, graph, node, workflow) drawn as a group.
@@ -234,19 +271,40 @@ type dagGroup struct {
 
 type dagNode struct {
 	name    string
-	failed  bool
+	remote  bool
 	errored bool
+	// Run figures of the invocation itself (its children not included).
+	tokens, toolCalls int64
+	durationMs        float64
+	durationUnknown   bool
+	// failures are the short reasons of the failures located at this agent.
+	failures []string
 }
 
 type dagEdge struct {
 	from, to  int
 	detection string
-	failed    bool
+	// failures are the short reasons of the failures located at this handoff.
+	failures []string
+	// content is what crossed the handoff (redacted, bounded), shown behind a click in
+	// the HTML report.
+	content []contentPart
 }
 
-// snapshot copies what the picture needs, so the trace's spans can be released.
-func snapshot(g *agentgraph.Graph, failedSpans map[string]bool, policy *redact.Policy) *dag {
-	d := &dag{traceID: g.TraceID.String()}
+// contentPart is one labelled piece of a handoff's content.
+type contentPart struct{ label, text string }
+
+// failed reports whether a failure was located at the node.
+func (n dagNode) failed() bool { return len(n.failures) > 0 }
+
+// failed reports whether a failure was located at the handoff.
+func (e dagEdge) failed() bool { return len(e.failures) > 0 }
+
+// snapshot copies what the picture needs, so the trace's spans can be released; results
+// are the trace's results as evaluated (their span ids place each failure), masked the
+// same results with their text redacted (the reasons are taken from them).
+func snapshot(g *agentgraph.Graph, results, masked []rules.Result, policy *redact.Policy) *dag {
+	d := &dag{traceID: g.TraceID.String(), service: policy.Redact(g.Selector().ServiceName)}
 	index := map[*agentgraph.Invocation]int{}
 	node := func(inv *agentgraph.Invocation) int {
 		if i, ok := index[inv]; ok {
@@ -255,8 +313,11 @@ func snapshot(g *agentgraph.Graph, failedSpans map[string]bool, policy *redact.P
 		n := dagNode{name: policy.Redact(inv.Name)}
 		if inv.Remote != nil || inv.Span == nil {
 			n.name += " (other trace)"
+			n.remote = true
 		} else {
-			n.failed, n.errored = failedSpans[inv.Span.ID.String()], inv.Span.Error != nil
+			n.errored = inv.Span.Error != nil
+			n.tokens, n.toolCalls = inv.Self.TotalTokens, int64(inv.Self.ToolCalls)
+			n.durationMs, n.durationUnknown = inv.Self.DurationMs, inv.Self.DurationUnknown > 0
 		}
 		index[inv] = len(d.nodes)
 		d.nodes = append(d.nodes, n)
@@ -266,13 +327,13 @@ func snapshot(g *agentgraph.Graph, failedSpans map[string]bool, policy *redact.P
 		node(inv)
 	}
 	for _, e := range g.Edges {
-		de := dagEdge{from: node(e.From), to: node(e.To), detection: e.Detection}
-		if e.To.Span != nil {
-			de.failed = failedSpans[e.To.Span.ID.String()]
-		}
-		d.edges = append(d.edges, de)
+		d.edges = append(d.edges, dagEdge{
+			from: node(e.From), to: node(e.To), detection: e.Detection,
+			content: handoffContent(e, policy),
+		})
 	}
 	snapshotGroups(d, g.Wrappers, index, policy)
+	locateFailures(d, g, index, results, masked)
 	return d
 }
 

@@ -72,13 +72,12 @@ cases:
 	require.Equal(t, "```mermaid\n"+
 		"graph TD\n"+
 		"  subgraph w0[\"swarm: weather_swarm\"]\n"+
-		"    n0[\"triage\"]\n"+
-		"    n1[\"weather_specialist\"]\n"+
+		"    n0[\"<b>triage</b><br/>62 tok · 0 tool calls · 14 ms\"]\n"+
+		"    n1[\"<b>weather_specialist</b><br/>221 tok · 2 tool calls · 9 ms<br/>✗ budget: made 2 tool calls, over maxToolCalls 1\"]\n"+
 		"  end\n"+
-		"  n0 ==>|\"FAIL transfer_tool\"| n1\n"+
+		"  n0 -->|\"transfer_tool\"| n1\n"+
 		"  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n"+
 		"  class n1 failed\n"+
-		"  linkStyle 0 stroke:#c0392b,stroke-width:3px\n"+
 		"```\n", got)
 }
 
@@ -97,15 +96,14 @@ cases:
 	require.Equal(t, "```mermaid\n"+
 		"graph TD\n"+
 		"  subgraph w0[\"swarm: refund_swarm\"]\n"+
-		"    n0[\"triage\"]\n"+
-		"    n1[\"billing\"]\n"+
-		"    n2[\"refund_specialist\"]\n"+
+		"    n0[\"<b>triage</b><br/>40 tok · 0 tool calls · 11 ms\"]\n"+
+		"    n1[\"<b>billing</b><br/>146 tok · 1 tool call · 9 ms\"]\n"+
+		"    n2[\"<b>refund_specialist</b><br/>172 tok · 1 tool call · 7 ms<br/>✗ budget: made 1 tool calls, over maxToolCalls 0\"]\n"+
 		"  end\n"+
 		"  n0 -->|\"transfer_tool\"| n1\n"+
-		"  n1 ==>|\"FAIL transfer_tool\"| n2\n"+
+		"  n1 -->|\"transfer_tool\"| n2\n"+
 		"  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n"+
 		"  class n2 failed\n"+
-		"  linkStyle 1 stroke:#c0392b,stroke-width:3px\n"+
 		"```\n", got)
 }
 
@@ -122,17 +120,15 @@ cases:
 	require.Equal(t, "```mermaid\n"+
 		"graph TD\n"+
 		"  subgraph w0[\"workflow: weather_graph\"]\n"+
-		"    n0[\"triage\"]\n"+
-		"    n1[\"weather_specialist\"]\n"+
+		"    n0[\"<b>triage</b><br/>36 tok · 0 tool calls · 23 ms\"]\n"+
+		"    n1[\"<b>weather_specialist</b><br/>248 tok · 2 tool calls · 31 ms\"]\n"+
 		"  end\n"+
-		"  n0 ==>|\"FAIL transfer_tool\"| n1\n"+
-		"  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n"+
-		"  class n0,n1 failed\n"+
-		"  linkStyle 0 stroke:#c0392b,stroke-width:3px\n"+
+		"  n0 ==>|\"✗ depth 1 #gt; maxDepth 0\"| n1\n"+
+		"  linkStyle 0 stroke:#c0392b,stroke-width:3px,color:#c0392b\n"+
 		"```\n", got)
 }
 
-// TestMermaidNestedWrappers: no capture nests a swarm in a workflow or runs two agents in
+// nestedWrappersMarkdown is the Markdown report of a trace with nested wrappers: no capture nests a swarm in a workflow or runs two agents in
 // one swarm node, so this trace is built by hand: a workflow (its name quoting, breaking
 // the line and carrying an email) holds planner and a Strands-shaped swarm, whose nodes
 // are critic (one agent of the node's name: left out, critic drawn in the swarm), checks
@@ -140,7 +136,8 @@ cases:
 // critic, is no member of a wrapper (an agent span is between them) and is drawn outside,
 // as are intake and publisher, which run outside the workflow. (The model infers the
 // sibling handoffs linter -> tester and intake -> publisher: arrows drawn after the groups.)
-func TestMermaidNestedWrappers(t *testing.T) {
+func nestedWrappersMarkdown(t *testing.T) string {
+	t.Helper()
 	b := tr.New(0x0e)
 	runner := b.Other(nil, "runner", 0, 100)
 	b.Agent(runner, "intake", 1, 5)
@@ -165,31 +162,35 @@ func TestMermaidNestedWrappers(t *testing.T) {
 	run := NewRun([]string{"c"})
 	run.Add(g, []rules.Result{{TraceID: g.TraceID.String(), Case: "c", Step: "s", Outcome: rules.Fail,
 		Spans: []string{checker.SpanID().String()}, Complete: true}})
-	md := string(run.Markdown())
+	return string(run.Markdown())
+}
+
+// TestMermaidNestedWrappers: see nestedWrappersMarkdown.
+func TestMermaidNestedWrappers(t *testing.T) {
+	md := nestedWrappersMarkdown(t)
 	require.Contains(t, md, "```mermaid\n"+
 		"graph TD\n"+
-		"  n0[\"intake\"]\n"+
+		"  n0[\"<b>intake</b><br/>0 tok · 0 tool calls · 4 ms\"]\n"+
 		"  subgraph w0[\"workflow: release #quot;v2#quot;\\n#lt;b#gt;#124; for [REDACTED:email]\"]\n"+
-		"    n1[\"planner\"]\n"+
+		"    n1[\"<b>planner</b><br/>0 tok · 0 tool calls · 9 ms\"]\n"+
 		"    subgraph w1[\"swarm: review_swarm\"]\n"+
-		"      n2[\"critic\"]\n"+
+		"      n2[\"<b>critic</b><br/>0 tok · 0 tool calls · 16 ms\"]\n"+
 		"      subgraph w2[\"node: checks\"]\n"+
-		"        n4[\"linter\"]\n"+
-		"        n5[\"tester\"]\n"+
+		"        n4[\"<b>linter</b><br/>0 tok · 0 tool calls · 8 ms\"]\n"+
+		"        n5[\"<b>tester</b><br/>0 tok · 0 tool calls · 8 ms\"]\n"+
 		"      end\n"+
 		"      subgraph w3[\"node: editor\"]\n"+
-		"        n6[\"copy_editor\"]\n"+
+		"        n6[\"<b>copy_editor</b><br/>0 tok · 0 tool calls · 16 ms\"]\n"+
 		"      end\n"+
 		"    end\n"+
 		"  end\n"+
-		"  n3[\"fact_checker\"]\n"+
-		"  n7[\"publisher\"]\n"+
-		"  n2 ==>|\"FAIL nesting\"| n3\n"+
+		"  n3[\"<b>fact_checker</b><br/>0 tok · 0 tool calls · 6 ms<br/>✗ s\"]\n"+
+		"  n7[\"<b>publisher</b><br/>0 tok · 0 tool calls · 8 ms\"]\n"+
+		"  n2 -->|\"nesting\"| n3\n"+
 		"  n4 -->|\"inferred_sibling\"| n5\n"+
 		"  n0 -->|\"inferred_sibling\"| n7\n"+
 		"  classDef failed fill:#fde2e2,stroke:#c0392b,stroke-width:2px,color:#000\n"+
 		"  class n3 failed\n"+
-		"  linkStyle 0 stroke:#c0392b,stroke-width:3px\n"+
 		"```\n", md)
 	require.NotContains(t, md, "jane.doe@example.com", "wrapper names are redacted like agent names")
 }
