@@ -1,0 +1,331 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The GitHub Action's logic (action.yml calls it): run here as a runner would, with a
+// temporary GITHUB_STEP_SUMMARY, GITHUB_OUTPUT and RUNNER_TEMP, on the real captures.
+const actionScript = "../scripts/action.sh"
+
+// actionRun is what one run of `action.sh check` left behind.
+type actionRun struct {
+	code    int
+	log     string            // stdout and stderr, as the runner's log shows them
+	summary string            // what it appended to GITHUB_STEP_SUMMARY
+	outputs map[string]string // what it wrote to GITHUB_OUTPUT
+}
+
+// runAction runs `scripts/action.sh check` from the repository root with the inputs given
+// (INPUT_MODE, INPUT_CONFIG, ...), handoffcheck built by `make build`.
+func runAction(t *testing.T, inputs map[string]string) actionRun {
+	t.Helper()
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Fatalf("jq not found (%v): the action's annotations need it (GitHub's runners have it; `make test` installs it)", err)
+	}
+	script, err := filepath.Abs(actionScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	summary, outputs := filepath.Join(tmp, "step_summary.md"), filepath.Join(tmp, "github_output")
+	for _, f := range []string{summary, outputs} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"HANDOFFCHECK=" + handoffcheck(t),
+		"GITHUB_STEP_SUMMARY=" + summary, "GITHUB_OUTPUT=" + outputs, "RUNNER_TEMP=" + tmp,
+	}
+	for k, v := range inputs {
+		env = append(env, k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", script, "check")
+	cmd.Dir = ".."
+	cmd.Env = env
+	cmd.WaitDelay = 5 * time.Second
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	run := actionRun{}
+	err = cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		run.code = exitErr.ExitCode()
+	default:
+		t.Fatalf("action.sh did not run: %v\n%s", err, log.String())
+	}
+	run.log = log.String()
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.summary = string(b)
+	run.outputs = map[string]string{}
+	b, err = os.ReadFile(outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			t.Fatalf("GITHUB_OUTPUT line %q is not name=value:\n%s", line, b)
+		}
+		if _, dup := run.outputs[k]; dup {
+			t.Errorf("GITHUB_OUTPUT sets %s twice", k)
+		}
+		run.outputs[k] = v
+	}
+	return run
+}
+
+type actionResult struct {
+	TraceID string `json:"trace_id"`
+	Case    string `json:"case"`
+	Step    string `json:"step"`
+	Outcome string `json:"outcome"`
+	Message string `json:"message"`
+	Gated   bool   `json:"gated"`
+}
+
+func readActionResults(t *testing.T, path string) []actionResult {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []actionResult
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r actionResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// annotation is one workflow command of the log, its title and message unescaped.
+type annotation struct{ level, title, message string }
+
+var annotationLine = regexp.MustCompile(`^::(error|warning|notice) title=([^:]*)::(.*)$`)
+
+func annotations(t *testing.T, log string) []annotation {
+	t.Helper()
+	msg := strings.NewReplacer("%0D", "\r", "%0A", "\n", "%25", "%")
+	prop := strings.NewReplacer("%0D", "\r", "%0A", "\n", "%3A", ":", "%2C", ",", "%25", "%")
+	var out []annotation
+	for _, line := range strings.Split(log, "\n") {
+		if m := annotationLine.FindStringSubmatch(line); m != nil {
+			out = append(out, annotation{m[1], prop.Replace(m[2]), msg.Replace(m[3])})
+		} else if strings.HasPrefix(line, "::error") || strings.HasPrefix(line, "::warning") {
+			t.Errorf("malformed annotation: %q", line)
+		}
+	}
+	return out
+}
+
+// checkReports: the summary is the Markdown report, the outputs name the reports and count
+// the results of the JSON lines, the JUnit report parses and counts the same failures.
+func checkReports(t *testing.T, run actionRun) []actionResult {
+	t.Helper()
+	for _, k := range []string{"report-dir", "junit", "markdown", "json"} {
+		if run.outputs[k] == "" {
+			t.Fatalf("no %s output: %v\n%s", k, run.outputs, run.log)
+		}
+	}
+	md, err := os.ReadFile(run.outputs["markdown"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.summary != string(md) || !strings.HasPrefix(run.summary, "# ") {
+		t.Errorf("step summary is not the Markdown report:\n%s", run.summary)
+	}
+	results := readActionResults(t, run.outputs["json"])
+	if len(results) == 0 {
+		t.Fatal("no results in the JSON lines")
+	}
+	counts := map[string]int{}
+	for _, r := range results {
+		counts[r.Outcome]++
+	}
+	for out, outcome := range map[string]string{"passed": "pass", "failed": "fail", "errors": "error", "skipped": "skipped"} {
+		if got, want := run.outputs[out], strconv.Itoa(counts[outcome]); got != want {
+			t.Errorf("output %s = %q, want %s (the JSON lines)", out, got, want)
+		}
+	}
+	raw, err := os.ReadFile(run.outputs["junit"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var junit struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	if err := xml.Unmarshal(raw, &junit); err != nil {
+		t.Fatalf("JUnit report: %v", err)
+	}
+	if junit.Tests != len(results) || junit.Failures != counts["fail"] {
+		t.Errorf("JUnit: %d tests, %d failures; JSON lines: %d results, %d failed", junit.Tests, junit.Failures, len(results), counts["fail"])
+	}
+	// handoffcheck's output runs between ::stop-commands:: and its token: none of it is read
+	// as a workflow command.
+	m := regexp.MustCompile(`(?m)^::stop-commands::(\S+)$`).FindStringSubmatch(run.log)
+	if m == nil || !strings.Contains(run.log, "\n::"+m[1]+"::\n") {
+		t.Errorf("handoffcheck's output is not fenced by stop-commands:\n%s", run.log)
+	} else if before, _, _ := strings.Cut(run.log, "::"+m[1]+"::"); len(annotations(t, before)) != 0 {
+		t.Errorf("annotations inside the stop-commands fence:\n%s", run.log)
+	}
+	return results
+}
+
+// TestActionScriptPassing: a replay where every assertion holds exits 0, writes the
+// report to the step summary and no annotation.
+func TestActionScriptPassing(t *testing.T) {
+	run := runAction(t, map[string]string{
+		"INPUT_CONFIG": "examples/ci/handoff-config.yaml",
+		"INPUT_FILES":  "testdata/traces/strands-ok.json testdata/traces/google-adk-ok.json",
+	})
+	if run.code != 0 || run.outputs["exit-code"] != "0" {
+		t.Fatalf("exit %d, exit-code output %q, want 0:\n%s", run.code, run.outputs["exit-code"], run.log)
+	}
+	results := checkReports(t, run)
+	for _, r := range results {
+		if r.Outcome != "pass" {
+			t.Errorf("%s %s trace %s: %s", r.Case, r.Step, r.TraceID, r.Outcome)
+		}
+	}
+	if a := annotations(t, run.log); len(a) != 0 {
+		t.Errorf("annotations on a passing run: %v", a)
+	}
+	if len(results) != 6 {
+		t.Errorf("%d results, want 6 (3 steps over 2 traces)", len(results))
+	}
+}
+
+// TestActionScriptFailing: a replay (files by glob) where a case fails exits 1, and each
+// failing result of the JSON lines becomes one ::error annotation naming its case, step,
+// message and trace, unescaped back to the same text.
+func TestActionScriptFailing(t *testing.T) {
+	run := runAction(t, map[string]string{
+		"INPUT_MODE":   "replay",
+		"INPUT_CONFIG": "config/default.yaml",
+		"INPUT_FILES":  "testdata/traces/strands-ok.json testdata/traces/openai-agents-*.json",
+		"INPUT_ARGS":   "--fail-on fail,error",
+	})
+	if run.code != 1 || run.outputs["exit-code"] != "1" {
+		t.Fatalf("exit %d, exit-code output %q, want 1:\n%s", run.code, run.outputs["exit-code"], run.log)
+	}
+	results := checkReports(t, run)
+	traces := map[string]bool{}
+	var want []annotation
+	for _, r := range results {
+		traces[r.TraceID] = true
+		if r.Outcome == "fail" && !r.Gated || r.Outcome == "error" {
+			want = append(want, annotation{"error", strings.ToUpper(r.Outcome) + " " + r.Case + " / " + r.Step, r.Message + " (trace " + r.TraceID + ")"})
+		}
+	}
+	if len(traces) != 3 {
+		t.Errorf("%d traces judged, want 3 (strands-ok and the two openai-agents captures)", len(traces))
+	}
+	got := annotations(t, run.log)
+	if len(want) == 0 || len(got) != len(want) {
+		t.Fatalf("%d annotations, want %d (one per failure):\n%s", len(got), len(want), run.log)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("annotation %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+		if !strings.Contains(got[i].title, "specialist_tool_budget") || !strings.Contains(got[i].message, "over maxToolCalls 1") {
+			t.Errorf("annotation %d does not name the broken budget: %+v", i, got[i])
+		}
+	}
+	if !strings.Contains(run.summary, "specialist_tool_budget") || !strings.Contains(run.summary, "```mermaid") {
+		t.Errorf("step summary lacks the failing case or its DAG:\n%s", run.summary)
+	}
+
+	// A report over GitHub's step summary limit is cut at a line, with a pointer to the artifact.
+	md, err := os.ReadFile(run.outputs["markdown"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := runAction(t, map[string]string{
+		"INPUT_CONFIG":  "config/default.yaml",
+		"INPUT_FILES":   "testdata/traces/strands-ok.json testdata/traces/openai-agents-*.json",
+		"SUMMARY_LIMIT": "400",
+	})
+	head, note, ok := strings.Cut(cut.summary, "\n\n_The report is ")
+	if cut.code != 1 || !ok || len(head) > 400 || !strings.HasSuffix(head, "\n") || !strings.HasPrefix(string(md), head) ||
+		!strings.Contains(note, "the whole report is in the artifact") {
+		t.Errorf("cut summary (exit %d):\n%s", cut.code, cut.summary)
+	}
+}
+
+// TestActionScriptErrors: a config that does not exist exits 2 with the error in the step
+// summary (HTML-escaped), and a wrapped command that fails (mode run) exits 3.
+func TestActionScriptErrors(t *testing.T) {
+	run := runAction(t, map[string]string{
+		"INPUT_CONFIG": "config/<missing>.yaml",
+		"INPUT_FILES":  "testdata/traces/strands-ok.json",
+	})
+	if run.code != 2 || run.outputs["exit-code"] != "2" {
+		t.Fatalf("missing config: exit %d, exit-code output %q, want 2:\n%s", run.code, run.outputs["exit-code"], run.log)
+	}
+	if !strings.Contains(run.summary, "handoffcheck exited 2") || !strings.Contains(run.summary, "config/&lt;missing&gt;.yaml") {
+		t.Errorf("missing config: step summary:\n%s", run.summary)
+	}
+
+	run = runAction(t, map[string]string{
+		"INPUT_MODE":    "run",
+		"INPUT_CONFIG":  "examples/ci/handoff-config.yaml",
+		"INPUT_COMMAND": "echo '::error::forged by the test command'; exit 5",
+	})
+	if run.code != 3 || run.outputs["exit-code"] != "3" {
+		t.Fatalf("failing command: exit %d, exit-code output %q, want 3:\n%s", run.code, run.outputs["exit-code"], run.log)
+	}
+	if !strings.Contains(run.summary, "handoffcheck exited 3") || !strings.Contains(run.summary, "exit code 5") {
+		t.Errorf("failing command: step summary:\n%s", run.summary)
+	}
+	// The command's own ::error line is inside the stop-commands fence, so not an annotation.
+	m := regexp.MustCompile(`(?m)^::stop-commands::(\S+)$`).FindStringSubmatch(run.log)
+	if m == nil {
+		t.Fatalf("no stop-commands fence:\n%s", run.log)
+	}
+	before, after, _ := strings.Cut(run.log, "::"+m[1]+"::")
+	if !strings.Contains(before, "::error::forged by the test command") || strings.Contains(after, "forged") {
+		t.Errorf("the test command's output is not fenced:\n%s", run.log)
+	}
+
+	// A glob that matches nothing is an input error before handoffcheck runs.
+	run = runAction(t, map[string]string{
+		"INPUT_CONFIG": "examples/ci/handoff-config.yaml",
+		"INPUT_FILES":  "testdata/traces/no-such-*.json",
+	})
+	if run.code != 2 || run.outputs["exit-code"] != "2" || !strings.Contains(run.log, "no file matches testdata/traces/no-such-*.json") {
+		t.Errorf("empty glob: exit %d, outputs %v:\n%s", run.code, run.outputs, run.log)
+	}
+}
