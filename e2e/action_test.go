@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // The GitHub Action's logic (action.yml calls it): run here as a runner would, with a
@@ -327,5 +329,117 @@ func TestActionScriptErrors(t *testing.T) {
 	})
 	if run.code != 2 || run.outputs["exit-code"] != "2" || !strings.Contains(run.log, "no file matches testdata/traces/no-such-*.json") {
 		t.Errorf("empty glob: exit %d, outputs %v:\n%s", run.code, run.outputs, run.log)
+	}
+}
+
+// TestActionDefinition: action.yml is a composite action whose steps call the tested script,
+// every `inputs.X` it references is declared, every input reaches the check step, every
+// output is set by the script, and the workflow example uses only declared inputs.
+func TestActionDefinition(t *testing.T) {
+	type step struct {
+		ID   string            `yaml:"id"`
+		Uses string            `yaml:"uses"`
+		Run  string            `yaml:"run"`
+		With map[string]string `yaml:"with"`
+		Env  map[string]string `yaml:"env"`
+	}
+	var action struct {
+		Inputs  map[string]struct{ Required bool } `yaml:"inputs"`
+		Outputs map[string]struct{ Value string }  `yaml:"outputs"`
+		Runs    struct {
+			Using string `yaml:"using"`
+			Steps []step `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	raw, err := os.ReadFile("../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &action); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	if action.Runs.Using != "composite" {
+		t.Errorf("runs.using %q, want composite", action.Runs.Using)
+	}
+	for _, m := range regexp.MustCompile(`inputs\.([a-z-]+)`).FindAllStringSubmatch(string(raw), -1) {
+		if _, ok := action.Inputs[m[1]]; !ok {
+			t.Errorf("action.yml references undeclared input %s", m[1])
+		}
+	}
+	script, err := os.ReadFile(actionScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var check *step
+	uses := map[string]bool{}
+	for i, s := range action.Runs.Steps {
+		if s.Uses != "" {
+			uses[strings.SplitN(s.Uses, "@", 2)[0]] = true
+		}
+		if s.Run != "" && !strings.Contains(s.Run, `"$ACTION_PATH/scripts/action.sh"`) {
+			t.Errorf("step %q runs %q, not scripts/action.sh", s.ID, s.Run)
+		}
+		if s.ID == "check" {
+			check = &action.Runs.Steps[i]
+		}
+	}
+	for _, u := range []string{"actions/setup-go", "actions/cache", "actions/upload-artifact"} {
+		if !uses[u] {
+			t.Errorf("action.yml does not use %s", u)
+		}
+	}
+	if check == nil {
+		t.Fatal("no check step")
+	}
+	for name := range action.Inputs {
+		env := "INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		switch name {
+		case "upload", "artifact-name", "go-version", "working-directory", "handoffcheck":
+			continue // used by the steps around the script, not by it
+		}
+		if check.Env[env] != "${{ inputs."+name+" }}" || !strings.Contains(string(script), env) {
+			t.Errorf("input %s does not reach the script as %s", name, env)
+		}
+	}
+	for name, o := range action.Outputs {
+		if o.Value != "${{ steps.check.outputs."+name+" }}" || !strings.Contains(string(script), "output "+name+" ") {
+			t.Errorf("output %s is not one the script sets (value %q)", name, o.Value)
+		}
+	}
+
+	var workflow struct {
+		Jobs map[string]struct{ Steps []step } `yaml:"jobs"`
+	}
+	raw, err = os.ReadFile("../examples/ci/github-actions.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &workflow); err != nil {
+		t.Fatal(err)
+	}
+	used := 0
+	for _, j := range workflow.Jobs {
+		for _, s := range j.Steps {
+			if !strings.HasPrefix(s.Uses, "otelcol-handoff/otelcol-handoff@") {
+				continue
+			}
+			used++
+			for k := range s.With {
+				if _, ok := action.Inputs[k]; !ok {
+					t.Errorf("examples/ci/github-actions.yml passes undeclared input %s", k)
+				}
+			}
+			for k, in := range action.Inputs {
+				if in.Required && s.With[k] == "" {
+					t.Errorf("examples/ci/github-actions.yml lacks the required input %s", k)
+				}
+			}
+			if _, err := os.Stat(filepath.Join("..", s.With["config"])); err != nil {
+				t.Errorf("the example's config: %v", err)
+			}
+		}
+	}
+	if used == 0 {
+		t.Error("examples/ci/github-actions.yml does not use the action")
 	}
 }
