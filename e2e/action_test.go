@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/readmetest"
 )
 
 // The GitHub Action's logic (action.yml calls it): run here as a runner would, with a
@@ -417,6 +419,18 @@ func TestActionDefinition(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &workflow); err != nil {
 		t.Fatal(err)
 	}
+	// The README's example steps too.
+	readme := workflow.Jobs["readme"]
+	for _, b := range readmetest.Blocks(t, filepath.Join("..", "README.md")) {
+		var job struct{ Steps []step }
+		if strings.Contains(b, "otelcol-handoff/otelcol-handoff@") && yaml.Unmarshal([]byte(b), &job) == nil {
+			readme.Steps = append(readme.Steps, job.Steps...)
+		}
+	}
+	if len(readme.Steps) == 0 {
+		t.Error("README.md shows no step using the action")
+	}
+	workflow.Jobs["readme"] = readme
 	used := 0
 	for _, j := range workflow.Jobs {
 		for _, s := range j.Steps {
