@@ -54,8 +54,8 @@ VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
-# contents, the Go toolchain and the recipe, with the checkout's own path left out) differs from the one recorded in
-# _build/.stamp-<name> at its last build, or when its output is missing. Timestamps do not
+# contents, the Go toolchain and the recipe, with the checkout's own path left out) differs
+# from the one recorded in _build/.stamp-<name> at its last build, or its output is missing. Timestamps do not
 # count, so a _build copied from another checkout (a CI cache, say) stays fresh while the
 # sources it was built from are unchanged, and a checkout that touched every file does not
 # rebuild. The recipes run every time (FORCE) and hash first; that takes a fraction of a second.
@@ -151,7 +151,7 @@ promtool:
 	fi
 
 ## e2e-clients: install the pinned npm packages of the real-client scenarios (npm ci, only
-## when node_modules is missing or older than package.json / package-lock.json)
+## when node_modules is missing or package.json / package-lock.json changed: content stamp)
 e2e-clients: $(CLIENTS_DIR)/node_modules/.package-lock.json
 
 $(CLIENTS_DIR)/node_modules/.package-lock.json: FORCE

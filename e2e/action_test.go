@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -455,5 +457,43 @@ func TestActionDefinition(t *testing.T) {
 	}
 	if used == 0 {
 		t.Error("examples/ci/github-actions.yml does not use the action")
+	}
+}
+
+// TestActionCacheKey: the Go cache key is built from the action's go.sum (setup-go's cache
+// cannot hash files outside the workspace), and the cached paths are Go's.
+func TestActionCacheKey(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "github_output")
+	cmd := exec.Command("bash", actionScript, "cache-key")
+	cmd.Env = append(os.Environ(), "GITHUB_OUTPUT="+out, "RUNNER_OS=Linux", "RUNNER_ARCH=X64")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("action.sh cache-key: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	sum, err := os.ReadFile("../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goenv := func(name string) string {
+		v, err := exec.Command("go", "env", name).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(v))
+	}
+	prefix := "handoffcheck-Linux-X64-" + goenv("GOVERSION") + "-"
+	if want := prefix + fmt.Sprintf("%x", sha256.Sum256(sum))[:16]; got["key"] != want || got["restore-key"] != prefix {
+		t.Errorf("key %q restore-key %q, want %q and %q", got["key"], got["restore-key"], want, prefix)
+	}
+	if got["gocache"] != goenv("GOCACHE") || got["gomodcache"] != goenv("GOMODCACHE") {
+		t.Errorf("cached paths %q %q", got["gocache"], got["gomodcache"])
 	}
 }
