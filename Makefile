@@ -30,20 +30,52 @@ TOOL_PKG_mdatagen  := go.opentelemetry.io/collector/cmd/mdatagen
 TOOL_PKG_goimports := golang.org/x/tools/cmd/goimports
 TOOL_PKG_gofumpt   := mvdan.cc/gofumpt
 TOOL_PKG_benchstat := golang.org/x/perf/cmd/benchstat
-TOOLS := $(addprefix $(TOOLS_DIR)/,builder mdatagen goimports gofumpt benchstat)
+TOOL_PKG_goreleaser := github.com/goreleaser/goreleaser/v2
+TOOLS := $(addprefix $(TOOLS_DIR)/,builder mdatagen goimports gofumpt benchstat goreleaser)
 
 OCB       := $(TOOLS_DIR)/builder
 MDATAGEN  := $(TOOLS_DIR)/mdatagen
 GOIMPORTS := $(TOOLS_DIR)/goimports
 GOFUMPT   := $(TOOLS_DIR)/gofumpt
 BENCHSTAT := $(TOOLS_DIR)/benchstat
+GORELEASER := $(TOOLS_DIR)/goreleaser
 
 # Every Go file of the repo (outside _build and the tools module).
 GO_FILES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(TOOLS_MOD)/*')
-# The Go files linked into the collector: not tests, not cmd/.
-COLLECTOR_SOURCES := $(filter-out ./cmd/% %_test.go,$(GO_FILES))
+# The files the collector's components are built from: the Go files and what they embed
+# (prompt templates, say), not tests, not testdata, not cmd/.
+COMPONENT_DIRS    := handoffprocessor assertionexporter connector internal
+COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -prune -o -type d -name testdata -prune \
+                       -o -type f -not -name '*_test.go' -print))
+# The distribution's version (ocb manifest: dist.version): the image tag.
+VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test bench loadtest generate fmt vet validate tidy clean e2e-clients promtool report-assets chromium
+.PHONY: all install-tools build run test bench loadtest generate fmt vet validate tidy clean e2e-clients promtool report-assets chromium \
+	jq goreleaser-check release-snapshot distribution image image-context FORCE
+
+# Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
+# contents, the Go toolchain and the recipe, with the checkout's own path left out) differs
+# from the one recorded in _build/.stamp-<name> at its last build, or its output is missing. Timestamps do not
+# count, so a _build copied from another checkout (a CI cache, say) stays fresh while the
+# sources it was built from are unchanged, and a checkout that touched every file does not
+# rebuild. The recipes run every time (FORCE) and hash first; that takes a fraction of a second.
+SHA256    := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
+STAMP_ENV  = $(shell $(GO) env GOVERSION GOOS GOARCH CGO_ENABLED GOFLAGS | tr '\n' ' ')
+sq         = $(subst ','\'',$(1))
+# $(call stamped,NAME,OUTPUT,INPUT FILES,RECIPE): run RECIPE unless OUTPUT exists and the
+# inputs hash to what _build/.stamp-NAME holds.
+define stamped
+	@mkdir -p $(BUILD_DIR)
+	@sum=$$({ printf '%s\n' '$(call sq,$(STAMP_ENV))' '$(call sq,$(subst $(CURDIR),.,$(4)))'; $(SHA256) $(sort $(3)); } | $(SHA256) | cut -c1-64); \
+	if [ -e $(2) ] && [ "$$(cat $(BUILD_DIR)/.stamp-$(1) 2>/dev/null)" = "$$sum" ]; then \
+		echo "$(2): up to date (inputs as in $(BUILD_DIR)/.stamp-$(1))"; \
+	else \
+		rm -f $(BUILD_DIR)/.stamp-$(1); \
+		echo '$(call sq,$(4))'; \
+		( $(4) ); \
+		echo "$$sum" >$(BUILD_DIR)/.stamp-$(1); \
+	fi
+endef
 
 # promtool checks and unit-tests the shipped Prometheus alert rules (examples/observability).
 # It comes from Debian's `prometheus` package, pinned to the version bookworm offers
@@ -55,7 +87,6 @@ PROMETHEUS_DEB_VERSION := 2.42.0+ds-5+deb12u1
 # e2e/clients, embedded into the binaries when present (internal/report/assets/README.md).
 REPORT_ASSET  := internal/report/assets/mermaid.min.js
 MERMAID_DIST  := $(CLIENTS_DIR)/node_modules/mermaid/dist/mermaid.min.js
-REPORT_ASSETS := $(wildcard internal/report/assets/*)
 
 # The HTML report's browser test renders it in headless Chromium: Debian's package, pinned to
 # the version bookworm offers (`apt-cache policy chromium`).
@@ -66,23 +97,28 @@ all: build
 ## install-tools: build the pinned tools into _build/tools
 install-tools: $(TOOLS)
 
-$(TOOLS_DIR)/%: $(TOOLS_MOD)/go.mod $(TOOLS_MOD)/go.sum
+$(TOOLS_DIR)/%: FORCE
 	@mkdir -p $(TOOLS_DIR)
-	cd $(TOOLS_MOD) && $(GO) build -o $(CURDIR)/$@ $(TOOL_PKG_$*)
+	$(call stamped,tool-$*,$@,$(TOOLS_MOD)/go.mod $(TOOLS_MOD)/go.sum,cd $(TOOLS_MOD) && $(GO) build -o $(CURDIR)/$@ $(TOOL_PKG_$*))
 
 ## build: generate the distribution with ocb and compile _build/otelcol-handoff, and _build/handoffcheck
 build: report-assets $(BINARY) $(CHECK)
 
-$(BINARY): $(OCB) $(MANIFEST) go.mod go.sum $(COLLECTOR_SOURCES) $(REPORT_ASSETS)
-	$(OCB) --config $(MANIFEST)
-	@touch $@
+# The builder's own stamp is an input: another ocb version regenerates the distribution.
+$(BINARY): $(OCB) FORCE
+	$(call stamped,otelcol-handoff,$@,$(BUILD_DIR)/.stamp-tool-builder $(MANIFEST) go.mod go.sum $(COLLECTOR_SOURCES) $(wildcard internal/report/assets/*),$(OCB) --config $(MANIFEST))
 
 # handoffcheck links the same components as the collector.
-$(CHECK): go.mod go.sum $(COLLECTOR_SOURCES) $(REPORT_ASSETS) $(wildcard cmd/handoffcheck/*.go)
-	$(GO) build -o $@ ./cmd/handoffcheck
+$(CHECK): FORCE
+	$(call stamped,handoffcheck,$@,go.mod go.sum $(COLLECTOR_SOURCES) $(wildcard internal/report/assets/*) $(filter-out %_test.go,$(wildcard cmd/handoffcheck/*)),$(GO) build -o $@ ./cmd/handoffcheck)
 
-$(REPLAY): go.mod go.sum $(wildcard cmd/otlpreplay/*.go)
-	$(GO) build -o $@ ./cmd/otlpreplay
+$(REPLAY): FORCE
+	$(call stamped,otlpreplay,$@,go.mod go.sum $(filter-out %_test.go,$(wildcard cmd/otlpreplay/*)),$(GO) build -o $@ ./cmd/otlpreplay)
+
+## distribution: generate the distribution's sources in _build (ocb, no compilation) and stage
+## the image's files: what goreleaser's before hook runs
+distribution: $(OCB) image-context
+	$(OCB) --config $(MANIFEST) --skip-compilation
 
 ## run: start the collector with $(CONFIG) and replay testdata/traces to it (Ctrl-C stops)
 # The replay waits in the background until the collector's OTLP/HTTP port is up.
@@ -91,10 +127,27 @@ run: $(BINARY) $(REPLAY)
 	trap 'kill $$replay 2>/dev/null || true' EXIT; \
 	$(BINARY) --config $(CONFIG)
 
-## test: unit and end-to-end tests (e2e tests use _build/otelcol-handoff and e2e/clients;
-## the alert-rule tests use promtool; the HTML report's test headless Chromium)
-test: e2e-clients build promtool chromium
+## test: goreleaser check, unit and end-to-end tests (e2e tests use _build/otelcol-handoff and
+## e2e/clients; the alert-rule tests use promtool, the HTML report's test headless Chromium, the
+## GitHub Action's script jq; the image test buildah or podman where one is installed)
+test: e2e-clients build promtool chromium jq goreleaser-check
 	$(GO) test -race -count=1 ./...
+
+## goreleaser-check: validate .goreleaser.yaml with the pinned goreleaser
+goreleaser-check: $(GORELEASER)
+	$(GORELEASER) check
+
+# jq: the GitHub Action's script reads the JSON-lines results with it (GitHub's runners have
+# it); Debian's package, pinned to the version bookworm offers, installed when missing.
+JQ_DEB_VERSION := 1.6-2.1+deb12u3
+jq:
+	@if command -v jq >/dev/null; then \
+		jq --version; \
+	else \
+		sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+		$$sudo apt-get update; \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends jq=$(JQ_DEB_VERSION); \
+	fi
 
 ## promtool: install Debian's prometheus package (pinned) when promtool is not on PATH
 promtool:
@@ -127,12 +180,11 @@ chromium:
 	fi
 
 ## e2e-clients: install the pinned npm packages of the real-client scenarios (npm ci, only
-## when node_modules is missing or older than package.json / package-lock.json)
+## when node_modules is missing or package.json / package-lock.json changed: content stamp)
 e2e-clients: $(CLIENTS_DIR)/node_modules/.package-lock.json
 
-$(CLIENTS_DIR)/node_modules/.package-lock.json: $(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json
-	cd $(CLIENTS_DIR) && $(NPM) ci --no-audit --no-fund
-	@touch $@
+$(CLIENTS_DIR)/node_modules/.package-lock.json: FORCE
+	$(call stamped,e2e-clients,$@,$(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json,cd $(CLIENTS_DIR) && $(NPM) ci --no-audit --no-fund)
 
 ## bench: benchmarks (count BENCH_COUNT), saved to _build/bench.txt and summarized by benchstat
 # BENCH_COUNT runs per benchmark (benchstat wants several); BENCH_BASE, if set, is an older
@@ -173,6 +225,49 @@ tidy:
 	$(GO) mod tidy
 	cd $(TOOLS_MOD) && $(GO) mod tidy
 
-## clean: remove _build (generated sources, binaries, tools)
+## image: the container image from the static binary (Containerfile: FROM scratch, non-root,
+## the default config) with buildah or podman, no daemon and no registry pull; tagged
+## $(IMAGE) in the local container storage and written as an OCI archive to $(IMAGE_ARCHIVE)
+# (`podman load -i`, `skopeo copy oci-archive:... docker://...`). IMAGE_STORAGE passes global
+# storage flags (--root DIR --runroot DIR --storage-driver vfs: what an unprivileged or
+# nested environment may need); IMAGE_BINARY and IMAGE_ARCH build another platform's image
+# from a cross-compiled binary (release-snapshot does).
+IMAGE          ?= localhost/otelcol-handoff:$(VERSION)
+IMAGE_BUILDER  ?= $(shell command -v buildah 2>/dev/null || command -v podman 2>/dev/null)
+IMAGE_STORAGE  ?=
+IMAGE_BINARY   ?= $(BINARY)
+IMAGE_ARCH     ?=
+IMAGE_DIR      ?= $(BUILD_DIR)/image
+IMAGE_ARCHIVE  ?= $(BUILD_DIR)/otelcol-handoff-image.oci.tar
+IMAGE_CONFIG   := examples/deploy/standalone.yaml
+# The CA bundle of the build host (Debian's ca-certificates): TLS to trace backends and judges.
+CA_BUNDLE      ?= /etc/ssl/certs/ca-certificates.crt
+
+image-context:
+	@mkdir -p $(IMAGE_DIR)
+	cp $(IMAGE_CONFIG) $(IMAGE_DIR)/config.yaml
+	cp $(CA_BUNDLE) $(IMAGE_DIR)/ca-certificates.crt
+
+image: $(IMAGE_BINARY) image-context
+	@if [ -z "$(IMAGE_BUILDER)" ]; then echo "make image: needs buildah or podman (apt-get install buildah)" >&2; exit 2; fi
+	ln -f $(IMAGE_BINARY) $(IMAGE_DIR)/otelcol-handoff 2>/dev/null || cp $(IMAGE_BINARY) $(IMAGE_DIR)/otelcol-handoff
+	$(IMAGE_BUILDER) $(IMAGE_STORAGE) build --isolation chroot --timestamp 0 $(if $(IMAGE_ARCH),--arch $(IMAGE_ARCH)) \
+		-f $(CURDIR)/Containerfile -t $(IMAGE) $(IMAGE_DIR)
+	rm -f $(IMAGE_ARCHIVE)
+	$(IMAGE_BUILDER) $(IMAGE_STORAGE) push $(IMAGE) oci-archive:$(abspath $(IMAGE_ARCHIVE)):$(IMAGE)
+	@echo "image $(IMAGE); OCI archive $(IMAGE_ARCHIVE)"
+
+## release-snapshot: goreleaser snapshot (not in CI): binaries and archives in dist/, then the
+## linux images (amd64, arm64) from its binaries with buildah or podman (no Docker daemon)
+release-snapshot: $(GORELEASER) jq
+	$(GORELEASER) release --snapshot --clean --skip=docker,publish,sign
+	version=$$(jq -r .version dist/metadata.json); \
+	for arch in amd64 arm64; do \
+		bin=$$(ls dist/otelcol-handoff_linux_$${arch}*/otelcol-handoff); \
+		$(MAKE) image IMAGE_BINARY=$$bin IMAGE_ARCH=$$arch IMAGE=localhost/otelcol-handoff:$$version-$$arch \
+			IMAGE_DIR=dist/image-$$arch IMAGE_ARCHIVE=dist/otelcol-handoff-image_$${version}_linux_$$arch.oci.tar; \
+	done
+
+## clean: remove _build (generated sources, binaries, tools) and dist (release-snapshot)
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) dist

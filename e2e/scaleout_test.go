@@ -264,7 +264,7 @@ func TestScaleOutTwoTier(t *testing.T) {
 // TestDeployExamplesValidate runs the built collector's `validate` on the deployment
 // example configs of examples/deploy/, checks that the Kubernetes manifest embeds those same
 // configs and hangs together (names, selectors, the resolver's Service, RBAC), and that the
-// Dockerfile runs the collector the way the manifest mounts its config. (No container
+// Containerfile runs the collector the way the manifest mounts its config. (No container
 // engine or cluster is needed: nothing is built or applied.)
 func TestDeployExamplesValidate(t *testing.T) {
 	bin := collectorBinary(t)
@@ -411,21 +411,29 @@ func TestDeployExamplesValidate(t *testing.T) {
 		t.Errorf("Role %v: want get/list/watch on endpointslices, got %s", role["metadata"], rules)
 	}
 
-	// The Dockerfile: static build, non-root, the ports, and the --config path the manifest
-	// mounts.
-	df, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
+	// The Containerfile: the static binary on scratch, non-root, the ports, and the --config
+	// path the manifest mounts (TestContainerImage builds it and runs the binary from it).
+	df, err := os.ReadFile(filepath.Join("..", "Containerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"FROM golang:1.26 AS build", "CGO_ENABLED=0", "make build", "USER 65532:65532",
+		"FROM scratch", "COPY otelcol-handoff /usr/local/bin/otelcol-handoff", "USER 65532:65532",
 		"EXPOSE 4317 4318 13133 8888",
 		`ENTRYPOINT ["/usr/local/bin/otelcol-handoff", "--config", "/etc/otelcol-handoff/config.yaml"]`,
-		"COPY examples/deploy/standalone.yaml /etc/otelcol-handoff/config.yaml",
+		"COPY ${CONTEXT_DIR}/config.yaml /etc/otelcol-handoff/config.yaml",
 	} {
 		if !strings.Contains(string(df), want) {
-			t.Errorf("Dockerfile lacks %q", want)
+			t.Errorf("Containerfile lacks %q", want)
 		}
+	}
+	// ...and the config it ships is standalone.yaml (make image stages it as config.yaml).
+	mk, err := os.ReadFile(filepath.Join("..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "IMAGE_CONFIG   := examples/deploy/standalone.yaml") {
+		t.Error("the Makefile's image does not ship examples/deploy/standalone.yaml")
 	}
 }
 
