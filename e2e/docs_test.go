@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The pages whose commands TestDocCommands runs.
+var docPages = []string{
+	"../docs/first-rule.md",
+	"../docs/troubleshooting.md",
+}
+
+// docPorts are the loopback ports the pages name (OTLP gRPC and HTTP, health check, internal
+// metrics), as whole numbers. Each page's run gets free ports in their place, so the test runs
+// beside a local collector or other tests.
+var docPorts = regexp.MustCompile(`\b(4317|4318|13133|8888)\b`)
+
+// docRepoEntries are the checkout's entries a page's commands read, by the paths a user
+// types at the root of a checkout; the commands run in a temporary directory holding
+// links to them, so whatever a command writes stays there.
+var docRepoEntries = []string{"_build", "testdata", "config", "examples", "e2e"}
+
+// docTimestamp matches the collector's log timestamps, replaced on both sides before
+// comparing.
+var docTimestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+
+// docBlock is one fenced block of a page.
+type docBlock struct {
+	info string // the info string: sh, text, yaml...
+	text string
+	line int // the line of the opening fence, from 1
+}
+
+// docBlocks returns the fenced blocks of a Markdown page, in order.
+func docBlocks(t *testing.T, path string) []docBlock {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var (
+		blocks []docBlock
+		cur    *docBlock
+		body   strings.Builder
+		n      int
+	)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.HasPrefix(line, "```"):
+			cur = &docBlock{info: strings.TrimSpace(strings.TrimPrefix(line, "```")), line: n}
+			body.Reset()
+		case cur != nil && strings.TrimSpace(line) == "```":
+			cur.text = body.String()
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			body.WriteString(line)
+			body.WriteByte('\n')
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cur != nil {
+		t.Fatalf("%s:%d: fenced block not closed", path, cur.line)
+	}
+	return blocks
+}
+
+// docCommand is an sh block of a page and the text block that follows it, if any: what the
+// commands print.
+type docCommand struct {
+	script, output string
+	line           int
+}
+
+// docCommands pairs each sh block with the fenced block right after it when that is a text
+// block.
+func docCommands(blocks []docBlock) []docCommand {
+	var out []docCommand
+	for i, b := range blocks {
+		if b.info != "sh" {
+			continue
+		}
+		c := docCommand{script: b.text, line: b.line}
+		if i+1 < len(blocks) && blocks[i+1].info == "text" {
+			c.output = blocks[i+1].text
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// docLinePattern turns a line of a page's output block into a whole-line pattern: "…"
+// stands for any text (the page elides a long part), the rest is literal.
+func docLinePattern(line string) *regexp.Regexp {
+	parts := strings.Split(line, "…")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
+}
+
+// docNormalize replaces timestamps and trims trailing blanks, line by line.
+func docNormalize(s string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		out = append(out, strings.TrimRight(docTimestamp.ReplaceAllString(l, "<time>"), " \t"))
+	}
+	return out
+}
+
+// docMissing returns the first line of want (in order) that got does not have after the
+// lines matched before it, or "" when every line of want appears in got in order.
+func docMissing(want, got string) string {
+	gl := docNormalize(got)
+	j := 0
+	for _, w := range docNormalize(want) {
+		if w == "" {
+			continue
+		}
+		p := docLinePattern(w)
+		for j < len(gl) && !p.MatchString(gl[j]) {
+			j++
+		}
+		if j == len(gl) {
+			return w
+		}
+		j++
+	}
+	return ""
+}
+
+// TestDocCommands runs every command of the user guides (docs/first-rule.md,
+// docs/troubleshooting.md) as a user would at the root of a checkout after `make build`:
+// each ```sh block in turn, with bash, in one temporary directory per page (links to the
+// built binaries, testdata, config, examples and e2e; the page's files are written there),
+// the page's loopback ports swapped for free ones. Each block must exit 0, and every line of
+// the ```text block right after it — what the page says the commands print — must appear in
+// what they printed (stdout and stderr), in order, timestamps aside; "…" in a line stands for
+// text the page leaves out.
+func TestDocCommands(t *testing.T) {
+	bin := collectorBinary(t)
+	repo := filepath.Dir(filepath.Dir(bin))
+	for _, entry := range docRepoEntries {
+		if _, err := os.Stat(filepath.Join(repo, entry)); err != nil {
+			t.Fatalf("%s: %v", entry, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(repo, "_build", "handoffcheck")); err != nil {
+		t.Fatalf("handoffcheck not built (%v): run `make build` first", err)
+	}
+	// The pages' commands use bash, curl (to send spans and read metrics), sed and grep, and
+	// node for the real client (whose packages `make e2e-clients` installs).
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"curl", "sed", "grep", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the pages' commands need %s: %v", tool, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(repo, "e2e", "clients", "node_modules")); err != nil {
+		t.Fatalf("e2e/clients/node_modules missing (%v): run `make e2e-clients` (`make test` does)", err)
+	}
+	for _, page := range docPages {
+		t.Run(filepath.Base(page), func(t *testing.T) {
+			cmds := docCommands(docBlocks(t, page))
+			if len(cmds) == 0 {
+				t.Fatalf("%s has no sh block", page)
+			}
+			dir := t.TempDir()
+			for _, entry := range docRepoEntries {
+				if err := os.Symlink(filepath.Join(repo, entry), filepath.Join(dir, entry)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ports := map[string]string{}
+			swap := func(s string) string {
+				return docPorts.ReplaceAllStringFunc(s, func(p string) string {
+					if ports[p] == "" {
+						ports[p] = strconv.Itoa(freePort(t))
+					}
+					return ports[p]
+				})
+			}
+			for _, c := range cmds {
+				out, err := runDocScript(t, bash, dir, swap(c.script))
+				where := fmt.Sprintf("%s:%d", page, c.line)
+				if err != nil {
+					t.Fatalf("%s: the commands failed (%v):\n%s\noutput:\n%s", where, err, c.script, out)
+				}
+				if miss := docMissing(swap(c.output), out); miss != "" {
+					t.Errorf("%s: the page says the commands print\n  %s\nbut they printed:\n%s", where, miss, out)
+				}
+			}
+		})
+	}
+}
+
+// runDocScript runs one sh block with bash in dir, within a minute; it returns stdout and
+// stderr together. Background processes the block leaves running are ended with it.
+func runDocScript(t *testing.T, bash, dir, script string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// Its own process group, so a timeout ends a collector it started in the background too,
+	// and nothing it started outlives it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("timed out after a minute: %w", err)
+	}
+	return out.String(), err
+}
+
+// TestDocOutputMatching: how TestDocCommands compares a page's output block with what the
+// commands printed.
+func TestDocOutputMatching(t *testing.T) {
+	got := "2026-12-01T09:33:26.278Z\tinfo\tassertion pass: one\nnoise\nsecond line: a, b, c\nexit code: 0\n"
+	for _, tc := range []struct {
+		want, missing string
+	}{
+		{want: "<time>\tinfo\tassertion pass: one\nexit code: 0\n"},
+		{want: "2026-01-02T03:04:05Z\tinfo\tassertion pass: one\n"},                     // another time: the same line
+		{want: "second line: a, …\n\nexit code: 0\n"},                                   // "…" elides, blank lines do not count
+		{want: "exit code: 0\nsecond line: a, b, c\n", missing: "second line: a, b, c"}, // order counts
+		{want: "second line: a\n", missing: "second line: a"},                           // whole lines only
+		{want: "exit code: 1\n", missing: "exit code: 1"},
+	} {
+		if m := docMissing(tc.want, got); m != tc.missing {
+			t.Errorf("docMissing(%q) = %q, want %q", tc.want, m, tc.missing)
+		}
+	}
+	blocks := []docBlock{{info: "sh", text: "a"}, {info: "text", text: "A"}, {info: "sh", text: "b"}, {info: "yaml"}, {info: "text", text: "not b's"}}
+	cmds := docCommands(blocks)
+	if len(cmds) != 2 || cmds[0].output != "A" || cmds[1].output != "" {
+		t.Errorf("docCommands = %+v, want a's output A and none for b", cmds)
+	}
+}
