@@ -206,7 +206,7 @@ func TestDocCommands(t *testing.T) {
 				out, err := runDocScript(t, bash, dir, swap(c.script))
 				where := fmt.Sprintf("%s:%d", page, c.line)
 				if err != nil {
-					t.Fatalf("%s: the commands failed (%v):\n%s\noutput:\n%s", where, err, c.script, out)
+					t.Fatalf("%s: the commands failed (%v):\n%s\noutput:\n%s%s", where, err, c.script, out, docLogs(dir))
 				}
 				if miss := docMissing(swap(c.output), out); miss != "" {
 					t.Errorf("%s: the page says the commands print\n  %s\nbut they printed:\n%s", where, miss, out)
@@ -265,4 +265,19 @@ func TestDocOutputMatching(t *testing.T) {
 	if len(cmds) != 2 || cmds[0].output != "A" || cmds[1].output != "" {
 		t.Errorf("docCommands = %+v, want a's output A and none for b", cmds)
 	}
+}
+
+// docLogs returns the *.log files the page's commands wrote (a collector's output), for a
+// failure's message.
+func docLogs(dir string) string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	var b strings.Builder
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s:\n%s", filepath.Base(p), data)
+	}
+	return b.String()
 }
