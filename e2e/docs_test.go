@@ -281,3 +281,92 @@ func docLogs(dir string) string {
 	}
 	return b.String()
 }
+
+var (
+	docFence   = regexp.MustCompile("(?ms)^```.*?^```")
+	docHeading = regexp.MustCompile(`(?m)^#{1,6} (.*)$`)
+	docLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	docScheme  = regexp.MustCompile(`^[a-z]+:`)
+	docSlugOut = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+)
+
+// docAnchors returns the anchors GitHub gives the headings of a Markdown text: lower case,
+// punctuation dropped, spaces as hyphens, a repeated heading numbered from -1.
+func docAnchors(text string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	for _, m := range docHeading.FindAllStringSubmatch(docFence.ReplaceAllString(text, ""), -1) {
+		slug := strings.ReplaceAll(docSlugOut.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), ""), " ", "-")
+		if n := seen[slug]; n > 0 {
+			out[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			out[slug] = true
+		}
+		seen[slug]++
+	}
+	return out
+}
+
+// TestDocLinks: every relative link of the repository's Markdown files (READMEs, docs/,
+// SOURCES.md) names a file that exists and, with a #fragment into a Markdown file, a heading
+// it has, so renaming a section cannot break a link to it unnoticed.
+func TestDocLinks(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "_build" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			texts[path] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := 0
+	for path, text := range texts {
+		rel, _ := filepath.Rel(root, path)
+		for _, m := range docLink.FindAllStringSubmatch(docFence.ReplaceAllString(text, ""), -1) {
+			target := m[1]
+			if docScheme.MatchString(target) {
+				continue
+			}
+			links++
+			file, frag, _ := strings.Cut(target, "#")
+			dest := path
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(path), filepath.FromSlash(file))
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s: link %s: %v", rel, target, err)
+					continue
+				}
+			}
+			if frag == "" || !strings.HasSuffix(dest, ".md") {
+				continue
+			}
+			destText, ok := texts[dest]
+			if !ok {
+				t.Errorf("%s: link %s: not a Markdown file of the repository", rel, target)
+				continue
+			}
+			if !docAnchors(destText)[frag] {
+				t.Errorf("%s: link %s: %s has no heading with the anchor #%s", rel, target, filepath.Base(dest), frag)
+			}
+		}
+	}
+	if links == 0 {
+		t.Fatal("no relative link found in the repository's Markdown files")
+	}
+}
