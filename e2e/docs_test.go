@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,6 +42,7 @@ type docBlock struct {
 	info string // the info string: sh, text, yaml...
 	text string
 	line int // the line of the opening fence, from 1
+	end  int // the line of the closing fence
 }
 
 // docBlocks returns the fenced blocks of a Markdown page, in order.
@@ -67,7 +69,7 @@ func docBlocks(t *testing.T, path string) []docBlock {
 			cur = &docBlock{info: strings.TrimSpace(strings.TrimPrefix(line, "```")), line: n}
 			body.Reset()
 		case cur != nil && strings.TrimSpace(line) == "```":
-			cur.text = body.String()
+			cur.text, cur.end = body.String(), n
 			blocks = append(blocks, *cur)
 			cur = nil
 		case cur != nil:
@@ -89,6 +91,9 @@ func docBlocks(t *testing.T, path string) []docBlock {
 type docCommand struct {
 	script, output string
 	line           int
+	// outputLines are the first and last line of the output block's text (0 when there is
+	// none): what -update-docs rewrites.
+	outputFirst, outputLast int
 }
 
 // docCommands pairs each sh block with the fenced block right after it when that is a text
@@ -102,6 +107,7 @@ func docCommands(blocks []docBlock) []docCommand {
 		c := docCommand{script: b.text, line: b.line}
 		if i+1 < len(blocks) && blocks[i+1].info == "text" {
 			c.output = blocks[i+1].text
+			c.outputFirst, c.outputLast = blocks[i+1].line+1, blocks[i+1].end-1
 		}
 		out = append(out, c)
 	}
@@ -155,7 +161,8 @@ func docMissing(want, got string) string {
 // the page's loopback ports swapped for free ones. Each block must exit 0, and every line of
 // the ```text block right after it — what the page says the commands print — must appear in
 // what they printed (stdout and stderr), in order, timestamps aside; "…" in a line stands for
-// text the page leaves out.
+// text the page leaves out. When an output changes on purpose, -update-docs rewrites the
+// blocks that elide nothing from what the commands print.
 func TestDocCommands(t *testing.T) {
 	bin := collectorBinary(t)
 	repo := filepath.Dir(filepath.Dir(bin))
@@ -202,18 +209,66 @@ func TestDocCommands(t *testing.T) {
 					return ports[p]
 				})
 			}
+			// unswap puts the page's ports back into what the commands printed.
+			unswap := func(s string) string {
+				for page, free := range ports {
+					s = regexp.MustCompile(`\b`+free+`\b`).ReplaceAllString(s, page)
+				}
+				return s
+			}
+			updates := map[int]docCommand{} // by output block, for -update-docs
 			for _, c := range cmds {
 				out, err := runDocScript(t, bash, dir, swap(c.script))
 				where := fmt.Sprintf("%s:%d", page, c.line)
 				if err != nil {
 					t.Fatalf("%s: the commands failed (%v):\n%s\noutput:\n%s%s", where, err, c.script, out, docLogs(dir))
 				}
-				if miss := docMissing(swap(c.output), out); miss != "" {
+				miss := docMissing(swap(c.output), out)
+				if *updateDocs && miss != "" && c.outputFirst > 0 && c.outputLast >= c.outputFirst && !strings.Contains(c.output, "…") {
+					c.output = unswap(out)
+					updates[c.outputFirst] = c
+					continue
+				}
+				if miss != "" {
 					t.Errorf("%s: the page says the commands print\n  %s\nbut they printed:\n%s", where, miss, out)
 				}
 			}
+			if len(updates) > 0 {
+				rewriteOutputs(t, page, updates)
+			}
 		})
 	}
+}
+
+// updateDocs rewrites the output blocks that differ from what their commands printed, when
+// the block elides nothing ("…"): `go test ./e2e -run TestDocCommands -update-docs`, then
+// read the diff.
+var updateDocs = flag.Bool("update-docs", false, "rewrite the pages' output blocks from what their commands print")
+
+// rewriteOutputs replaces the text of the page's output blocks that start at the given lines.
+func rewriteOutputs(t *testing.T, page string, updates map[int]docCommand) {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		c, ok := updates[i+1]
+		if !ok {
+			out = append(out, lines[i])
+			continue
+		}
+		for _, l := range strings.Split(strings.TrimRight(c.output, "\n"), "\n") {
+			out = append(out, strings.TrimRight(l, " \t"))
+		}
+		i = c.outputLast - 1
+	}
+	if err := os.WriteFile(page, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d output blocks rewritten", page, len(updates))
 }
 
 // runDocScript runs one sh block with bash in dir, within a minute; it returns stdout and
