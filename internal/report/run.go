@@ -66,7 +66,7 @@ func NewRun(cases []string) *Run {
 		caseIndex: map[string]int{}, totals: map[rules.Outcome]int{},
 		byCase: map[string]map[rules.Outcome]int{}, pictures: map[string]*dag{}, traceInfos: map[string]traceInfo{},
 		sources: map[string]string{},
-		tally: rules.NewGateTally(), gatedFails: map[string]int{},
+		tally:   rules.NewGateTally(), gatedFails: map[string]int{},
 	}
 	for _, c := range cases {
 		r.addCase(c)
