@@ -10,6 +10,7 @@ import (
 	"github.com/google/cel-go/cel"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
@@ -21,29 +22,14 @@ import (
 // contextCheck is one EXPECT_HANDOFF_CONTEXT step, compiled.
 type contextCheck struct {
 	required, forbidden []*regexp.Regexp
-	expr                cel.Program
-}
-
-// contextEnv declares what contextExpression sees of one handoff.
-func contextEnv() (*cel.Env, error) {
-	return cel.NewEnv(
-		cel.Variable("from", cel.StringType),
-		cel.Variable("to", cel.StringType),
-		cel.Variable("scope_prompt", cel.StringType),
-		cel.Variable("reason", cel.StringType),
-		cel.Variable("context_summary", cel.StringType),
-		cel.Variable("return_value", cel.StringType),
-		cel.Variable("allowed_tools", cel.ListType(cel.StringType)),
-		cel.Variable("payload", cel.MapType(cel.StringType, cel.DynType)),
-	)
+	expr                *celexpr.Expr
 }
 
 // compileContextChecks compiles the deterministic checks of the case's handoff-context
 // steps, by step index.
-func compileContextChecks(at string, steps []StepConfig, costLimit uint64) (map[int]*contextCheck, []error) {
+func compileContextChecks(env *cel.Env, at string, steps []StepConfig, costLimit uint64) (map[int]*contextCheck, []error) {
 	var errs []error
 	out := map[int]*contextCheck{}
-	var env *cel.Env
 	for i, s := range steps {
 		if s.Action != ActionContext {
 			continue
@@ -60,13 +46,7 @@ func compileContextChecks(at string, steps []StepConfig, costLimit uint64) (map[
 			}
 		}
 		if strings.TrimSpace(s.ContextExpression) != "" {
-			if env == nil {
-				var err error
-				if env, err = contextEnv(); err != nil {
-					return nil, []error{err}
-				}
-			}
-			prg, err := compileBool(env, s.ContextExpression, costLimit)
+			prg, err := celexpr.Compile(env, s.ContextExpression, costLimit, 0)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.steps[%d].contextExpression: %w", at, i, err))
 			}
@@ -267,7 +247,7 @@ func (cc *contextCheck) violations(ctx context.Context, e *agentgraph.Edge) []st
 		if tools == nil {
 			tools = []string{}
 		}
-		val, _, err := cc.expr.ContextEval(ctx, map[string]any{
+		val, _, err := cc.expr.Eval(ctx, map[string]any{
 			"from": e.From.Name, "to": e.To.Name, "scope_prompt": e.To.Input.Text, "reason": e.Reason.Text,
 			"context_summary": e.Context.Text, "return_value": e.To.Output.Text, "allowed_tools": tools,
 			"payload": payload,

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/cel-go/cel"
-
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
@@ -59,21 +58,10 @@ type Result struct {
 }
 
 // DefaultCostLimit bounds one CEL evaluation (cel-go cost units).
-const DefaultCostLimit = 100000
+const DefaultCostLimit = celexpr.DefaultCostLimit
 
-// MaxCostLimit is the highest eval_cost_limit accepted: about a tenth of a second of CPU
-// for one evaluation on a 2-core CI machine (cel-go spends roughly 10 ns per cost unit).
-const MaxCostLimit = 10_000_000
-
-// interruptEvery is how many comprehension iterations CEL runs between looks at its
-// context: often enough that eval_timeout stops a long comprehension within microseconds.
-const interruptEvery = 100
-
-// programOptions are the options of every CEL program the rules build: the cost limit,
-// and interruption by the evaluation's context (ContextEval).
-func programOptions(costLimit uint64, extra ...cel.ProgramOption) []cel.ProgramOption {
-	return append([]cel.ProgramOption{cel.CostLimit(costLimit), cel.InterruptCheckFrequency(interruptEvery)}, extra...)
-}
+// MaxCostLimit is the highest eval_cost_limit accepted.
+const MaxCostLimit = celexpr.MaxCostLimit
 
 // Evaluator holds compiled cases. It is safe for concurrent use.
 type Evaluator struct {
@@ -91,7 +79,7 @@ type Evaluator struct {
 type compiledCase struct {
 	ev   *Evaluator
 	cfg  CaseConfig
-	when cel.Program // nil: every trace with at least one agent
+	when *celexpr.Expr // nil: every trace with at least one agent
 	// expect holds the seed-001 assertions on the root agent (defaults applied).
 	expect *compiledExpectations
 	// contextChecks are the deterministic checks of the EXPECT_HANDOFF_CONTEXT steps.
@@ -169,11 +157,7 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 	if costLimit == 0 {
 		costLimit = DefaultCostLimit
 	}
-	env, err := traceEnv()
-	if err != nil {
-		return nil, err
-	}
-	envs, err := getSeedEnvs()
+	envs, err := getExprEnvs()
 	if err != nil {
 		return nil, err
 	}
@@ -188,13 +172,13 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 		}
 		at := fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		if strings.TrimSpace(c.When) != "" {
-			prg, err := compileBool(env, c.When, costLimit)
+			prg, err := celexpr.Compile(envs.when, c.When, costLimit, 0)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.when: %w", at, err))
 			}
 			cc.when = prg
 		}
-		checks, checkErrs := compileContextChecks(at, c.Steps, costLimit)
+		checks, checkErrs := compileContextChecks(envs.context, at, c.Steps, costLimit)
 		errs = append(errs, checkErrs...)
 		cc.contextChecks = checks
 		own, ownErrs := compileExpectations(envs, at, c.AgentExpectations, costLimit)
@@ -207,29 +191,6 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 		return nil, err
 	}
 	return ev, nil
-}
-
-// traceEnv declares what a case condition sees of a trace.
-func traceEnv() (*cel.Env, error) {
-	return cel.NewEnv(
-		cel.Variable("root_agent", cel.StringType),
-		cel.Variable("agents", cel.ListType(cel.StringType)),
-		cel.Variable("service_name", cel.StringType),
-		cel.Variable("root_span_name", cel.StringType),
-		cel.Variable("resource", cel.MapType(cel.StringType, cel.DynType)),
-		cel.Variable("attributes", cel.MapType(cel.StringType, cel.DynType)),
-	)
-}
-
-func compileBool(env *cel.Env, expr string, costLimit uint64) (cel.Program, error) {
-	ast, iss := env.Compile(expr)
-	if iss.Err() != nil {
-		return nil, iss.Err()
-	}
-	if ast.OutputType() != cel.BoolType {
-		return nil, fmt.Errorf("must be a boolean expression, got %s", ast.OutputType())
-	}
-	return env.Program(ast, programOptions(costLimit)...)
 }
 
 // traceVars binds a trace for case conditions: the model's selector view of it.
@@ -395,7 +356,7 @@ func (c *compiledCase) evaluate(tc *traceCache, complete bool) []Result {
 		if tc.vars == nil {
 			tc.vars = traceVars(g)
 		}
-		val, _, err := c.when.ContextEval(tc.ctx, tc.vars)
+		val, _, err := c.when.Eval(tc.ctx, tc.vars)
 		if err != nil {
 			r := base
 			r.Step, r.Action, r.Outcome = "when", "when", Error

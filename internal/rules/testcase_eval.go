@@ -11,14 +11,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 )
 
 // compiledExpectations are AgentExpectations with their expressions compiled.
 type compiledExpectations struct {
-	result   *expr
+	result   *celexpr.Expr
 	tools    []*compiledTool
 	order    []string
 	noTools  []string
@@ -27,14 +27,14 @@ type compiledExpectations struct {
 
 type compiledTool struct {
 	spec ToolCallSpec
-	e    *expr // nil for a bare tool name
+	e    *celexpr.Expr // nil for a bare tool name
 	// counts is true when the expression reads invocations.
 	counts bool
 }
 
 type compiledChild struct {
 	name      string
-	payload   *expr
+	payload   *celexpr.Expr
 	triggered *int
 	compiledExpectations
 }
@@ -72,7 +72,7 @@ type stepRef struct{ id, action, expected string }
 func (c *compiledExpectations) steps(prefix string) []stepRef {
 	var out []stepRef
 	if c.result != nil {
-		out = append(out, stepRef{prefix + FieldExpectedResult, FieldExpectedResult, c.result.src})
+		out = append(out, stepRef{prefix + FieldExpectedResult, FieldExpectedResult, c.result.Src})
 	}
 	for i, ct := range c.tools {
 		out = append(out, stepRef{fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls, ct.expected()})
@@ -96,7 +96,7 @@ func (ch *compiledChild) steps(p string) []stepRef {
 		out = append(out, stepRef{p + FieldExpectedTriggered, FieldExpectedTriggered, fmt.Sprintf("%s triggered %d times", ch.name, *ch.triggered)})
 	}
 	if ch.payload != nil {
-		out = append(out, stepRef{p + FieldExpectedPayload, FieldExpectedPayload, ch.payload.src})
+		out = append(out, stepRef{p + FieldExpectedPayload, FieldExpectedPayload, ch.payload.Src})
 	}
 	return append(out, ch.compiledExpectations.steps(p)...)
 }
@@ -105,7 +105,7 @@ func (ct *compiledTool) expected() string {
 	if ct.e == nil {
 		return ct.spec.Tool + " called at least once"
 	}
-	return ct.spec.Tool + ": " + ct.e.src
+	return ct.spec.Tool + ": " + ct.e.Src
 }
 
 func orderExpected(order []string) string {
@@ -121,11 +121,11 @@ func childPrefix(prefix, name string) string {
 }
 
 // compileExpectations compiles the expressions of a at path at.
-func compileExpectations(envs seedEnvs, at string, a AgentExpectations, costLimit uint64) (*compiledExpectations, []error) {
+func compileExpectations(envs exprEnvs, at string, a AgentExpectations, costLimit uint64) (*compiledExpectations, []error) {
 	c := &compiledExpectations{order: a.ExpectedToolCallOrder, noTools: a.ExpectedNoToolCalls}
 	var errs []error
 	if a.ExpectedResult != "" {
-		e, err := compileExpr(envs.result, a.ExpectedResult, costLimit, cel.OptPartialEval)
+		e, err := celexpr.Compile(envs.result, a.ExpectedResult, costLimit, cel.OptPartialEval)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.%s: %w", at, FieldExpectedResult, err))
 		}
@@ -134,11 +134,11 @@ func compileExpectations(envs seedEnvs, at string, a AgentExpectations, costLimi
 	for i, spec := range a.ExpectedToolCalls {
 		ct := &compiledTool{spec: spec}
 		if strings.TrimSpace(spec.Expr) != "" {
-			e, err := compileExpr(envs.tool, spec.Expr, costLimit, cel.OptPartialEval|cel.OptTrackState)
+			e, err := celexpr.Compile(envs.tool, spec.Expr, costLimit, cel.OptPartialEval|cel.OptTrackState)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.%s[%d] (%s): %w", at, FieldExpectedToolCalls, i, spec.Tool, err))
 			} else {
-				ct.e, ct.counts = e, e.refs["invocations"]
+				ct.e, ct.counts = e, e.Uses("invocations")
 			}
 		}
 		c.tools = append(c.tools, ct)
@@ -151,7 +151,7 @@ func compileExpectations(envs seedEnvs, at string, a AgentExpectations, costLimi
 		where := at + "." + FieldExpectedChildAgents + "." + name
 		ch := &compiledChild{name: name, triggered: spec.ExpectedTriggered}
 		if spec.ExpectedPayload != "" {
-			e, err := compileExpr(envs.payload, spec.ExpectedPayload, costLimit, cel.OptPartialEval)
+			e, err := celexpr.Compile(envs.payload, spec.ExpectedPayload, costLimit, cel.OptPartialEval)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.%s: %w", where, FieldExpectedPayload, err))
 			}
@@ -248,10 +248,10 @@ func (te *traceEval) evalExpectations(base Result, a *logicalAgent, c *compiledE
 
 // evalResult evaluates expected_result on the status, error and output of a's last run
 // (the earlier runs' statuses are named in Actual).
-func (te *traceEval) evalResult(r *Result, a *logicalAgent, e *expr) {
+func (te *traceEval) evalResult(r *Result, a *logicalAgent, e *celexpr.Expr) {
 	inv := a.last()
 	f := te.factsOf(inv)
-	r.Expected = e.src
+	r.Expected = e.Src
 	out := "not captured"
 	if f.outputFound {
 		out = show(f.output)
@@ -277,25 +277,25 @@ func (te *traceEval) evalResult(r *Result, a *logicalAgent, e *expr) {
 		setError(r, "expected_result of agent %s could not be evaluated: %v", a.label(), err)
 		return
 	}
-	val, _, err := e.prg.ContextEval(te.deadline, act)
+	val, _, err := e.Eval(te.deadline, act)
 	if err != nil {
 		setError(r, "expected_result of agent %s could not be evaluated: %v%s", a.label(), err, contextHint(err, te.ctx, e))
 		return
 	}
-	ok, isUnknown, err := boolResult(val)
+	ok, isUnknown, err := celexpr.Bool(val)
 	switch {
 	case err != nil:
 		setError(r, "expected_result of agent %s: %v", a.label(), err)
 	case isUnknown:
 		r.Outcome = Fail
 		r.Message = fmt.Sprintf("content capture disabled on the exporter: the output of agent %s (span %s) was not captured "+
-			"(none of %s), so `%s` cannot be judged", a.label(), inv.Span.ID, strings.Join(inv.Output.Tried, ", "), e.src)
+			"(none of %s), so `%s` cannot be judged", a.label(), inv.Span.ID, strings.Join(inv.Output.Tried, ", "), e.Src)
 	case ok:
 		r.Outcome = Pass
-		r.Message = fmt.Sprintf("agent %s: `%s` holds", a.label(), e.src)
+		r.Message = fmt.Sprintf("agent %s: `%s` holds", a.label(), e.Src)
 	default:
 		r.Outcome = Fail
-		r.Message = fmt.Sprintf("agent %s: expected `%s`, got %s (status: %s)", a.label(), e.src, r.Actual, f.statusWhy)
+		r.Message = fmt.Sprintf("agent %s: expected `%s`, got %s (status: %s)", a.label(), e.Src, r.Actual, f.statusWhy)
 	}
 }
 
@@ -343,14 +343,14 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 			setError(r, "%s: %v", tool, err)
 			return
 		}
-		val, det, err := e.prg.ContextEval(te.deadline, act)
+		val, det, err := e.Eval(te.deadline, act)
 		if err != nil {
 			r.Spans = []string{tc.Span.ID.String()}
 			setError(r, "%s call %d of %d (span %s) could not be evaluated against `%s`: %v%s%s",
-				tool, i+1, len(calls), tc.Span.ID, e.src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
+				tool, i+1, len(calls), tc.Span.ID, e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
 			return
 		}
-		ok, isUnknown, err := boolResult(val)
+		ok, isUnknown, err := celexpr.Bool(val)
 		if err != nil {
 			setError(r, "%s call %d of %d (span %s): %v", tool, i+1, len(calls), tc.Span.ID, err)
 			return
@@ -361,22 +361,22 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 		text := "true"
 		var prg cel.Program
 		if isUnknown {
-			res, err := e.residual(det)
+			res, err := e.Residual(det)
 			if err != nil {
-				setError(r, "%s call %d of %d (span %s): residual of `%s`: %v", tool, i+1, len(calls), tc.Span.ID, e.src, err)
+				setError(r, "%s call %d of %d (span %s): residual of `%s`: %v", tool, i+1, len(calls), tc.Span.ID, e.Src, err)
 				return
 			}
-			if refs(res)["params"] {
+			if celexpr.References(res)["params"] {
 				// Only an error keeps params in the residual (e.g. a missing key, absorbed
 				// by the unknown invocations).
 				r.Spans = []string{tc.Span.ID.String()}
 				setError(r, "%s call %d of %d (span %s) could not be evaluated against `%s`: %s%s",
-					tool, i+1, len(calls), tc.Span.ID, e.src, stateError(det), argsHint(tc, isObject))
+					tool, i+1, len(calls), tc.Span.ID, e.Src, celexpr.StateError(det), argsHint(tc, isObject))
 				return
 			}
-			prg, text, err = e.residualProgram(res)
+			prg, text, err = e.ResidualProgram(res)
 			if err != nil {
-				setError(r, "%s call %d of %d (span %s): residual of `%s`: %v", tool, i+1, len(calls), tc.Span.ID, e.src, err)
+				setError(r, "%s call %d of %d (span %s): residual of `%s`: %v", tool, i+1, len(calls), tc.Span.ID, e.Src, err)
 				return
 			}
 		}
@@ -392,14 +392,14 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 	if n == 0 {
 		r.Spans = callSpans(calls)
 	}
-	filter := fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, e.src)
+	filter := fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, e.Src)
 	if !ct.counts {
 		if n == 0 {
 			r.Outcome = Fail
 			if len(calls) == 0 {
-				r.Message = fmt.Sprintf("%s was never called by agent %s (%s); `%s` needs at least one matching call", tool, a.label(), toolSummary(a), e.src)
+				r.Message = fmt.Sprintf("%s was never called by agent %s (%s); `%s` needs at least one matching call", tool, a.label(), toolSummary(a), e.Src)
 			} else {
-				r.Message = fmt.Sprintf("agent %s: none of %d %s calls match `%s` (arguments seen: %s)", a.label(), len(calls), tool, e.src, strings.Join(argsSeen, "; "))
+				r.Message = fmt.Sprintf("agent %s: none of %d %s calls match `%s` (arguments seen: %s)", a.label(), len(calls), tool, e.Src, strings.Join(argsSeen, "; "))
 			}
 			return
 		}
@@ -415,28 +415,28 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 			setError(r, "%s: %v", tool, err)
 			return
 		}
-		val, _, err := e.prg.ContextEval(te.deadline, act)
+		val, _, err := e.Eval(te.deadline, act)
 		if err != nil {
-			setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.src, err, contextHint(err, te.ctx, e))
+			setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, contextHint(err, te.ctx, e))
 			return
 		}
-		ok, isUnknown, err := boolResult(val)
+		ok, isUnknown, err := celexpr.Bool(val)
 		switch {
 		case err != nil:
 			setError(r, "%s: %v", tool, err)
 		case ok || isUnknown:
 			r.Outcome = Pass
-			r.Message = fmt.Sprintf("agent %s: %s, and `%s` holds with invocations = 0", a.label(), filter, e.src)
+			r.Message = fmt.Sprintf("agent %s: %s, and `%s` holds with invocations = 0", a.label(), filter, e.Src)
 			if len(calls) == 0 {
-				r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.src)
+				r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.Src)
 			}
 		case len(calls) == 0:
 			r.Outcome = Fail
-			r.Message = fmt.Sprintf("%s was never called by agent %s (%s), and `%s` is false with invocations = 0", tool, a.label(), toolSummary(a), e.src)
+			r.Message = fmt.Sprintf("%s was never called by agent %s (%s), and `%s` is false with invocations = 0", tool, a.label(), toolSummary(a), e.Src)
 		default:
 			r.Outcome = Fail
 			r.Message = fmt.Sprintf("agent %s: %s (arguments seen: %s), and `%s` is false with invocations = 0",
-				a.label(), filter, strings.Join(argsSeen, "; "), e.src)
+				a.label(), filter, strings.Join(argsSeen, "; "), e.Src)
 		}
 		return
 	}
@@ -450,7 +450,7 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 			setError(r, "%s: residual `%s` could not be evaluated with invocations = %d: %v", tool, res.text, n, err)
 			return
 		}
-		ok, _, err := boolResult(val)
+		ok, _, err := celexpr.Bool(val)
 		if err != nil {
 			setError(r, "%s: residual `%s`: %v", tool, res.text, err)
 			return
@@ -470,31 +470,6 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 	r.Message = fmt.Sprintf("agent %s: %s, and the residual %s holds with invocations = %d", a.label(), filter, strings.Join(held, " and "), n)
 }
 
-func refs(a *cel.Ast) map[string]bool {
-	out := map[string]bool{}
-	for _, r := range a.NativeRep().ReferenceMap() {
-		if r.Name != "" {
-			out[r.Name] = true
-		}
-	}
-	return out
-}
-
-// stateError returns the first error recorded in an evaluation's state.
-func stateError(det *cel.EvalDetails) string {
-	if det == nil || det.State() == nil {
-		return "evaluation error"
-	}
-	ids := det.State().IDs()
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		if v, ok := det.State().Value(id); ok && types.IsError(v) {
-			return fmt.Sprint(v.Value())
-		}
-	}
-	return "evaluation error"
-}
-
 func argsHint(tc *agentgraph.ToolCall, isObject bool) string {
 	if isObject {
 		return ""
@@ -507,8 +482,8 @@ func argsHint(tc *agentgraph.ToolCall, isObject bool) string {
 
 // contextHint lists the context keys when an expression that reads context failed on a
 // missing key.
-func contextHint(err error, ctx map[string]any, e *expr) string {
-	if err == nil || !e.refs["context"] || !strings.Contains(err.Error(), "no such key") {
+func contextHint(err error, ctx map[string]any, e *celexpr.Expr) string {
+	if err == nil || !e.Uses("context") || !strings.Contains(err.Error(), "no such key") {
 		return ""
 	}
 	keys := sortedKeys(ctx)
@@ -830,7 +805,7 @@ func (te *traceEval) evalTrigger(base Result, t *trigger, ch *compiledChild, p s
 func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
 	e := ch.payload
 	value, raw, from, found := payloadOf(t)
-	r.Expected = e.src
+	r.Expected = e.Src
 	r.Spans = []string{t.spanID}
 	vars := map[string]any{"context": te.ctx}
 	var unknown []*cel.AttributePatternType
@@ -846,12 +821,12 @@ func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
 		setError(r, "expected_payload of %s: %v", ch.name, err)
 		return
 	}
-	val, _, err := e.prg.ContextEval(te.deadline, act)
+	val, _, err := e.Eval(te.deadline, act)
 	if err != nil {
 		setError(r, "expected_payload of %s could not be evaluated: %v%s", ch.name, err, contextHint(err, te.ctx, e))
 		return
 	}
-	ok, isUnknown, err := boolResult(val)
+	ok, isUnknown, err := celexpr.Bool(val)
 	switch {
 	case err != nil:
 		setError(r, "expected_payload of %s: %v", ch.name, err)
@@ -865,10 +840,10 @@ func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
 			"the trigger recorded no arguments and the receiving span has %s", ch.name, t.spanID, tried)
 	case ok:
 		r.Outcome = Pass
-		r.Message = fmt.Sprintf("%s payload: `%s` holds", ch.name, e.src)
+		r.Message = fmt.Sprintf("%s payload: `%s` holds", ch.name, e.Src)
 	default:
 		r.Outcome = Fail
-		r.Message = fmt.Sprintf("%s payload: expected `%s`, got %s", ch.name, e.src, r.Actual)
+		r.Message = fmt.Sprintf("%s payload: expected `%s`, got %s", ch.name, e.Src, r.Actual)
 	}
 }
 

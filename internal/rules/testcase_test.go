@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,17 +17,18 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
 // TestPartialEvaluationExample is the worked example of DESIGN.md section 7, step by step:
 // `invocations == 1 and params.a == 4` over calls a=4, a=7, a=4.
 func TestPartialEvaluationExample(t *testing.T) {
-	envs, err := getSeedEnvs()
+	envs, err := getExprEnvs()
 	require.NoError(t, err)
-	e, err := compileExpr(envs.tool, "invocations == 1 and params.a == 4", DefaultCostLimit, cel.OptPartialEval|cel.OptTrackState)
+	e, err := celexpr.Compile(envs.tool, "invocations == 1 and params.a == 4", DefaultCostLimit, cel.OptPartialEval|cel.OptTrackState)
 	require.NoError(t, err)
-	require.True(t, e.refs["invocations"])
+	require.True(t, e.Uses("invocations"))
 
 	var residuals []string
 	matching := 0
@@ -34,14 +36,14 @@ func TestPartialEvaluationExample(t *testing.T) {
 		act, err := cel.PartialVars(map[string]any{"params": map[string]any{"a": a}, "context": map[string]any{}},
 			cel.AttributePattern("invocations"))
 		require.NoError(t, err)
-		val, det, err := e.prg.Eval(act)
+		val, det, err := e.Eval(context.Background(), act)
 		require.NoError(t, err)
 		if a == 7 {
 			require.Equal(t, types.False, val, "a=7 is filtered out")
 			continue
 		}
 		require.True(t, types.IsUnknown(val), "a=4 depends only on invocations")
-		res, err := e.residual(det)
+		res, err := e.Residual(det)
 		require.NoError(t, err)
 		text, err := cel.AstToString(res)
 		require.NoError(t, err)
@@ -73,71 +75,6 @@ func TestPartialEvaluationExample(t *testing.T) {
 	}, r)
 	require.Equal(t, Pass, results[1].Outcome, "each entry is its own assertion")
 	require.Equal(t, []string{"0000000000000301", "0000000000000303"}, results[1].Spans)
-}
-
-func TestRewriteSeedSyntax(t *testing.T) {
-	tests := []struct{ in, out, err string }{
-		{in: `status == "failed" and "missing vendor" in error`, out: `status == "failed" &&  "missing vendor" in error`},
-		{in: `a or b`, out: `a || b`},
-		{in: `not a`, out: `!   a`},
-		{in: `not(a) and not b`, out: `!  (a) &&  !   b`},
-		{in: `"and or not" in output`, out: `"and or not" in output`},
-		{in: `'it\'s and' in output or x`, out: `'it\'s and' in output || x`},
-		{in: `r"\d and" == x`, out: `r"\d and" == x`},
-		{in: `"""a "and" b""" == x and y`, out: `"""a "and" b""" == x &&  y`},
-		{in: `output.and == 1 and output.not`, out: `output.and == 1 &&  output.not`},
-		{in: "output . or == 1", out: "output . or == 1"},
-		{in: "a and // and a comment\n b", out: "a &&  // and a comment\n b"},
-		{in: `x == True or y == None and z != False`, out: `x == true || y == null &&  z != false`},
-		{in: `band == 1 and orx == nota`, out: `band == 1 &&  orx == nota`},
-		{in: "1.5 and 2e3", out: "1.5 &&  2e3"},
-		{in: "a.`not` and b", out: "a.`not` &&  b"},
-		{in: `x && y || !z`, out: `x && y || !z`},
-		{in: `"a" not in output`, err: "`not in` is not supported at column 9; write `not (x in y)` or `!(x in y)`"},
-		{in: `"abc and`, err: "unterminated string literal at column 1"},
-	}
-	for _, tt := range tests {
-		got, err := rewriteSeedSyntax(tt.in)
-		if tt.err != "" {
-			require.EqualError(t, err, tt.err, tt.in)
-			continue
-		}
-		require.NoError(t, err, tt.in)
-		require.Equal(t, tt.out, got, tt.in)
-		require.Len(t, got, len(tt.in), "columns are preserved")
-	}
-}
-
-// TestInExtension: `x in y` is a substring test on strings, and CEL's membership otherwise.
-func TestInExtension(t *testing.T) {
-	envs, err := getSeedEnvs()
-	require.NoError(t, err)
-	tests := []struct {
-		expr   string
-		output any
-		want   string
-	}{
-		{`"hello" in output`, "well hello there", "true"},
-		{`"hello" in output`, "hi", "false"},
-		{`"hello" in output`, map[string]any{"hello": int64(1)}, "true"},
-		{`"hello" in output`, map[string]any{"bye": int64(1)}, "false"},
-		{`"hello" in output`, []any{"hello", "bye"}, "true"},
-		{`1 in output`, []any{int64(1)}, "true"},
-		{`"a" in output && output.size() == 1`, []any{"a"}, "true"},
-		{`output.exists(x, "ell" in x)`, []any{"hello"}, "true"},
-		{`1 in output`, "1", "error: `in` with a string on the right is a substring test: the left side must be a string, got int"},
-		{`"a" in output`, int64(3), "error: no such overload: string in int (the right side of `in` must be a string, list or map)"},
-	}
-	for _, tt := range tests {
-		e, err := compileExpr(envs.result, tt.expr, DefaultCostLimit, cel.OptPartialEval)
-		require.NoError(t, err, tt.expr)
-		val, _, err := e.prg.Eval(map[string]any{"output": tt.output, "status": "", "error": "", "context": map[string]any{}})
-		got := fmt.Sprint(val)
-		if err != nil {
-			got = "error: " + err.Error()
-		}
-		require.Equal(t, tt.want, got, tt.expr)
-	}
 }
 
 // TestInvalidSpecs: each invalid spec is rejected with a message naming the case, the field
