@@ -34,6 +34,9 @@ type assertionExporter struct {
 	telemetry *telemetry
 	eval      *rules.Evaluator
 	graphOpts agentgraph.Options
+	// graphFP is graphOpts' fingerprint (computed once): a graph the handoff processor passed
+	// on is reused when it has the same.
+	graphFP agentgraph.Fingerprint
 	// judge grades judge-graded rubrics (nil: none configured).
 	judge *judge.Client
 	// gates and window: per-axis thresholds and the sliding window of rubric scores behind
@@ -78,6 +81,7 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 		cfg: cfg, logger: set.Logger, telemetry: tel,
 		graphOpts: cfg.graphOptions(), now: time.Now,
 	}
+	e.graphFP = e.graphOpts.Fingerprint()
 	if e.policy, err = cfg.Redaction.Compile(cfg.Judge.Redact...); err != nil {
 		return nil, err
 	}
@@ -204,7 +208,7 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 			continue
 		}
 		began := time.Now()
-		g := agentgraph.SharedGraph(ctx, id, e.graphOpts, sc.Kept) // built by the handoff processor
+		g := agentgraph.SharedGraph(ctx, id, e.graphFP, sc.Kept) // built by the handoff processor
 		if g == nil {
 			if byTrace == nil {
 				byTrace = agentgraph.SpansOf(td)
