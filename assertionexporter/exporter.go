@@ -35,7 +35,7 @@ type assertionExporter struct {
 	eval      *rules.Evaluator
 	graphOpts agentgraph.Options
 	// graphFP is graphOpts' fingerprint (computed once): a graph the handoff processor passed
-	// on is reused when it has the same.
+	// on is reused when it has the same, and its chains must be the same (checkUpstream).
 	graphFP agentgraph.Fingerprint
 	// judge grades judge-graded rubrics (nil: none configured).
 	judge *judge.Client
@@ -59,6 +59,12 @@ type assertionExporter struct {
 	// unassembledLogged: the Error line about a trace the handoff processor did not hand on
 	// was written (once per exporter).
 	unassembledLogged atomic.Bool
+	// chainsDifferLogged: the Error line about chains that differ from the handoff
+	// processor's was written (once per exporter).
+	chainsDifferLogged atomic.Bool
+	// built counts the graphs the exporter built itself (none reusable from the handoff
+	// processor); the tests read it.
+	built atomic.Int64
 	// onGraded, when set (the assertion connector), is handed each trace's graded results
 	// once they are recorded (masked).
 	onGraded GradedFunc
@@ -214,8 +220,9 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 				byTrace = agentgraph.SpansOf(td)
 			}
 			g = agentgraph.Build(id, agentgraph.WithoutLate(byTrace[id]), e.graphOpts)
+			e.built.Add(1)
 		}
-		ev := e.checkAssembled(ctx, id, e.eval.EvaluateDeferred(ctx, g, sc.Complete))
+		ev := e.checkUpstream(ctx, id, e.eval.EvaluateDeferred(ctx, g, sc.Complete))
 		if ev.TimedOut {
 			e.telemetry.evalTimedOut(ctx)
 		}
