@@ -31,11 +31,7 @@ func TestChainsDifferFromTheProcessorsAreErrors(t *testing.T) {
 	cfg.Assertions.Chains = agentgraph.Chains{ErrorType: agentgraph.Chain{"my.error"}}
 	h := newHarness(t, cfg)
 	in := released(t, "google-adk-ok.json", "strands-ok.json")
-	ctx := withProcessorGraphs(in)
-	require.NoError(t, h.comps[0].ConsumeTraces(ctx, cloneTraces(in)))
-	for _, c := range h.comps[1:] {
-		require.NoError(t, c.ConsumeTraces(ctx, in))
-	}
+	h.consumeIn(t, withProcessorGraphs(in), in)
 	h.shutdown(t)
 
 	n := 0
@@ -56,11 +52,7 @@ func TestChainsDifferFromTheProcessorsAreErrors(t *testing.T) {
 func TestSameChainsAreJudged(t *testing.T) {
 	h := newHarness(t, weatherConfig(t))
 	in := released(t, "google-adk-ok.json", "strands-ok.json")
-	ctx := withProcessorGraphs(in)
-	require.NoError(t, h.comps[0].ConsumeTraces(ctx, cloneTraces(in)))
-	for _, c := range h.comps[1:] {
-		require.NoError(t, c.ConsumeTraces(ctx, in))
-	}
+	h.consumeIn(t, withProcessorGraphs(in), in)
 	h.shutdown(t)
 	labels := map[string]int{}
 	for _, ld := range h.logs.AllLogs() {
