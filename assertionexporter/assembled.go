@@ -3,6 +3,8 @@ package assertionexporter
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
@@ -23,23 +25,35 @@ var errNotAssembled = errors.New("not assembled by the handoff processor: this t
 	"put the handoff processor before the assertion exporter in the traces pipeline (with no batch processor between " +
 	"them), or set require_handoff_processor: false if the traces arrive whole by another way")
 
-// checkAssembled returns a trace's evaluation as the exporter records it: as evaluated, or,
-// when the handoff processor is required and did not hand the trace on, with every result
-// an error naming why (the judge's gradings too: they are not sent); the first such trace
-// logs the fix.
-func (e *assertionExporter) checkAssembled(ctx context.Context, id pcommon.TraceID, ev rules.Evaluation) rules.Evaluation {
+// The graphs the handoff processor hands on travel with the options it built them with. An
+// exporter (or connector) with other chains would judge another DAG than the processor
+// built, so its results are errors too, with one Error line naming the fix. Only the chains
+// must agree: count_delegation_calls_as_tool_calls is an exporter-side option, so a
+// different setting of it rebuilds the graph (agentgraph.SharedGraph returns none).
+
+// chainsDiffer is the reason of every result of a trace whose graph the handoff processor
+// built with other chains than the exporter's (keys: the chains that differ).
+func chainsDiffer(keys []string) error {
+	return fmt.Errorf("chains differ from the handoff processor's (%s): the exporter would judge another graph than the processor built, "+
+		"so this trace was not judged; set the same chains in both, or remove them from the exporter", strings.Join(keys, ", "))
+}
+
+// checkUpstream returns a trace's evaluation as the exporter records it: as evaluated, or
+// with every result an error naming why when the handoff processor built its graph with
+// other chains, or when the processor is required and did not hand the trace on.
+func (e *assertionExporter) checkUpstream(ctx context.Context, id pcommon.TraceID, ev rules.Evaluation) rules.Evaluation {
+	if opts, fp, ok := agentgraph.SharedOptions(ctx); ok && !fp.SameChains(e.graphFP) {
+		keys := agentgraph.DifferingChains(opts.Chains, e.graphOpts.Chains)
+		if e.chainsDifferLogged.CompareAndSwap(false, true) {
+			e.logger.Error("assertion exporter has other chains than the handoff processor it reads from; "+
+				"the results of every trace it hands on are errors",
+				zap.Strings("chains", keys), zap.String("trace_id", id.String()),
+				zap.String("fix", "set the same chains in the handoff processor and this exporter, or remove them from the exporter"))
+		}
+		return refused(ev, chainsDiffer(keys), "chains differ")
+	}
 	if !e.cfg.RequireHandoffProcessor || agentgraph.Assembled(ctx, id) {
 		return ev
-	}
-	results := ev.Now
-	if ev.Grading != nil {
-		results, _ = ev.Grading.Fail(errNotAssembled)
-	}
-	out := make([]rules.Result, len(results))
-	for i, r := range results {
-		r.Outcome, r.Score, r.Judge = rules.Error, nil, nil
-		r.Actual, r.Message = "not assembled", errNotAssembled.Error()
-		out[i] = r
 	}
 	if e.unassembledLogged.CompareAndSwap(false, true) {
 		e.logger.Error("assertion exporter received a trace the handoff processor did not assemble; "+
@@ -47,6 +61,22 @@ func (e *assertionExporter) checkAssembled(ctx context.Context, id pcommon.Trace
 			zap.String("trace_id", id.String()),
 			zap.String("fix", "put the handoff processor before this exporter in its traces pipeline (no batch processor between them), "+
 				"or set require_handoff_processor: false if the traces arrive whole by another way"))
+	}
+	return refused(ev, errNotAssembled, "not assembled")
+}
+
+// refused returns ev with every result an error of reason why (the judge's gradings too:
+// they are not sent).
+func refused(ev rules.Evaluation, why error, actual string) rules.Evaluation {
+	results := ev.Now
+	if ev.Grading != nil {
+		results, _ = ev.Grading.Fail(why)
+	}
+	out := make([]rules.Result, len(results))
+	for i, r := range results {
+		r.Outcome, r.Score, r.Judge = rules.Error, nil, nil
+		r.Actual, r.Message = actual, why.Error()
+		out[i] = r
 	}
 	return rules.Evaluation{Now: out, TimedOut: ev.TimedOut}
 }

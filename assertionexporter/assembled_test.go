@@ -27,11 +27,14 @@ func assembledCases() []rules.CaseConfig {
 	}}}
 }
 
-func newRequiringExporter(t *testing.T, judgeURL string) (*assertionExporter, *componenttest.Telemetry, *observer.ObservedLogs, string) {
+func newRequiringExporter(t *testing.T, judgeURL string, edit ...func(*Config)) (*assertionExporter, *componenttest.Telemetry, *observer.ObservedLogs, string) {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config) // require_handoff_processor: true
 	cfg.Cases = assembledCases()
 	cfg.Judge.Endpoint, cfg.Judge.Model, cfg.Judge.Retries = judgeURL, "fake-judge", 0
+	for _, f := range edit {
+		f(cfg)
+	}
 	out := filepath.Join(t.TempDir(), "verdicts.jsonl")
 	cfg.Reports.JSONLines = out
 	require.NoError(t, cfg.Validate())

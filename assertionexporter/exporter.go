@@ -34,6 +34,9 @@ type assertionExporter struct {
 	telemetry *telemetry
 	eval      *rules.Evaluator
 	graphOpts agentgraph.Options
+	// graphFP is graphOpts' fingerprint (computed once): a graph the handoff processor passed
+	// on is reused when it has the same, and its chains must be the same (checkUpstream).
+	graphFP agentgraph.Fingerprint
 	// judge grades judge-graded rubrics (nil: none configured).
 	judge *judge.Client
 	// gates and window: per-axis thresholds and the sliding window of rubric scores behind
@@ -56,6 +59,12 @@ type assertionExporter struct {
 	// unassembledLogged: the Error line about a trace the handoff processor did not hand on
 	// was written (once per exporter).
 	unassembledLogged atomic.Bool
+	// chainsDifferLogged: the Error line about chains that differ from the handoff
+	// processor's was written (once per exporter).
+	chainsDifferLogged atomic.Bool
+	// built counts the graphs the exporter built itself (none reusable from the handoff
+	// processor); the tests read it.
+	built atomic.Int64
 	// onGraded, when set (the assertion connector), is handed each trace's graded results
 	// once they are recorded (masked).
 	onGraded GradedFunc
@@ -78,6 +87,7 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 		cfg: cfg, logger: set.Logger, telemetry: tel,
 		graphOpts: cfg.graphOptions(), now: time.Now,
 	}
+	e.graphFP = e.graphOpts.Fingerprint()
 	if e.policy, err = cfg.Redaction.Compile(cfg.Judge.Redact...); err != nil {
 		return nil, err
 	}
@@ -204,14 +214,15 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 			continue
 		}
 		began := time.Now()
-		g := agentgraph.SharedGraph(ctx, id, e.graphOpts, sc.Kept) // built by the handoff processor
+		g := agentgraph.SharedGraph(ctx, id, e.graphFP, sc.Kept) // built by the handoff processor
 		if g == nil {
 			if byTrace == nil {
 				byTrace = agentgraph.SpansOf(td)
 			}
 			g = agentgraph.Build(id, agentgraph.WithoutLate(byTrace[id]), e.graphOpts)
+			e.built.Add(1)
 		}
-		ev := e.checkAssembled(ctx, id, e.eval.EvaluateDeferred(ctx, g, sc.Complete))
+		ev := e.checkUpstream(ctx, id, e.eval.EvaluateDeferred(ctx, g, sc.Complete))
 		if ev.TimedOut {
 			e.telemetry.evalTimedOut(ctx)
 		}

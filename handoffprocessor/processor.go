@@ -25,8 +25,10 @@ type handoffProcessor struct {
 	logger    *zap.Logger
 	telemetry *telemetry
 	graphOpts agentgraph.Options
-	policy    agentgraph.ContentPolicy
-	now       func() time.Time
+	// graphFP is graphOpts' fingerprint, sent downstream with the graphs (computed once).
+	graphFP agentgraph.Fingerprint
+	policy  agentgraph.ContentPolicy
+	now     func() time.Time
 	// links remembers the agent spans of released traces for span links (nil: off).
 	links *linkCache
 
@@ -80,6 +82,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 		releaseQueue: make(chan releaseChunk, 2*numShards),
 		done:         make(chan struct{}),
 	}
+	p.graphFP = p.graphOpts.Fingerprint()
 	p.runCtx, p.stop = context.WithCancel(context.Background())
 	perShard := max(1, (cfg.NumTraces+numShards-1)/numShards)
 	lateCache := max(1, (cfg.LateSpanCacheSize+numShards-1)/numShards)

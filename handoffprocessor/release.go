@@ -170,7 +170,7 @@ func (p *handoffProcessor) deliver(ctx context.Context, bt *batch) error {
 	}
 	p.hold(-int64(bt.traces), -int64(heldSpans))
 	if graphs != nil {
-		ctx = agentgraph.ContextWithGraphs(ctx, p.graphOpts, graphs)
+		ctx = agentgraph.ContextWithGraphs(ctx, p.graphOpts, p.graphFP, graphs)
 	}
 	return p.next.ConsumeTraces(ctx, bt.td)
 }

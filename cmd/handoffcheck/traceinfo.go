@@ -32,10 +32,11 @@ type traceIndex struct {
 	mu     sync.Mutex
 	traces map[string]*traceInfo
 	opts   agentgraph.Options // the processor's: its graphs ride along in the context
+	fp     agentgraph.Fingerprint
 }
 
 func newTraceIndex(opts agentgraph.Options) *traceIndex {
-	return &traceIndex{traces: map[string]*traceInfo{}, opts: opts}
+	return &traceIndex{traces: map[string]*traceInfo{}, opts: opts, fp: opts.Fingerprint()}
 }
 
 func (x *traceIndex) get(id string) *traceInfo {
@@ -115,7 +116,7 @@ func (x *traceIndex) observe(next consumer.Traces) (consumer.Traces, error) {
 			if id.IsEmpty() || sc.Kept == 0 {
 				continue
 			}
-			g := agentgraph.SharedGraph(ctx, id, x.opts, sc.Kept)
+			g := agentgraph.SharedGraph(ctx, id, x.fp, sc.Kept)
 			if g == nil {
 				if byTrace == nil {
 					byTrace = agentgraph.SpansOf(td)

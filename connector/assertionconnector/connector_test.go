@@ -112,11 +112,17 @@ func newHarness(t testing.TB, cfg *Config) *harness {
 
 func (h *harness) consume(t *testing.T, td ptrace.Traces) {
 	t.Helper()
+	h.consumeIn(t, context.Background(), td)
+}
+
+// consumeIn is consume with the context of the call (the graphs of a handoff processor).
+func (h *harness) consumeIn(t *testing.T, ctx context.Context, td ptrace.Traces) {
+	t.Helper()
 	require.True(t, h.comps[0].Capabilities().MutatesData)
-	require.NoError(t, h.comps[0].ConsumeTraces(context.Background(), cloneTraces(td)))
+	require.NoError(t, h.comps[0].ConsumeTraces(ctx, cloneTraces(td)))
 	for _, c := range h.comps[1:] {
 		require.False(t, c.Capabilities().MutatesData)
-		require.NoError(t, c.ConsumeTraces(context.Background(), td))
+		require.NoError(t, c.ConsumeTraces(ctx, td))
 	}
 }
 

@@ -12,7 +12,10 @@ import (
 // A trace without it came through another path (no handoff processor upstream, or a batch
 // processor in between that dropped the context), so it may be a fragment.
 func Assembled(ctx context.Context, id pcommon.TraceID) bool {
-	graphs, _ := ctx.Value(graphsKey{}).(map[pcommon.TraceID]Shared)
-	_, ok := graphs[id]
+	s := sharedIn(ctx)
+	if s == nil {
+		return false
+	}
+	_, ok := s.graphs[id]
 	return ok
 }
