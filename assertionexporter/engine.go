@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 
@@ -13,6 +14,21 @@ import (
 
 // GradedFunc receives one trace's graded results (masked) when the judge has decided them.
 type GradedFunc func(ctx context.Context, g *agentgraph.Graph, graded []rules.Result)
+
+// ResultsFunc receives results as the exporter writes them to its JSON-lines report
+// (masked as there), whether or not a report is configured; it may be called concurrently.
+type ResultsFunc func(results []rules.Result)
+
+// CreateTracesWithResults creates the exporter as its factory does, handing every result
+// to fn in process (handoffcheck's verdict).
+func CreateTracesWithResults(set exporter.Settings, cfg *Config, fn ResultsFunc) (exporter.Traces, error) {
+	e, err := newExporter(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.onResults = fn
+	return e, nil
+}
 
 // Engine is the exporter's evaluation engine (compiled cases, judge and grading queue,
 // gates, reports, self-telemetry) for the assertion connector, so both components run the

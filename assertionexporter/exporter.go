@@ -68,6 +68,9 @@ type assertionExporter struct {
 	// onGraded, when set (the assertion connector), is handed each trace's graded results
 	// once they are recorded (masked).
 	onGraded GradedFunc
+	// onResults, when set (handoffcheck), is handed every result written (or that would be
+	// written) to the JSON-lines report.
+	onResults ResultsFunc
 }
 
 var _ exporter.Traces = (*assertionExporter)(nil)
@@ -252,10 +255,27 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 	return out
 }
 
+// handResults hands results to onResults (when set), masked as the JSON-lines report
+// writes them.
+func (e *assertionExporter) handResults(results []rules.Result) {
+	if e.onResults == nil || len(results) == 0 {
+		return
+	}
+	out := make([]rules.Result, len(results))
+	for i, r := range results {
+		out[i] = rules.RedactResult(r, e.policy)
+	}
+	e.onResults(out)
+}
+
 // writeJSONLines appends results to the JSON-lines report; a failure (disk full) is
 // counted and logged, rate-limited, never returned.
 func (e *assertionExporter) writeJSONLines(ctx context.Context, results []rules.Result, starts map[string]time.Time) {
-	if e.jsonl == nil || len(results) == 0 {
+	if len(results) == 0 {
+		return
+	}
+	e.handResults(results)
+	if e.jsonl == nil {
 		return
 	}
 	if err := e.jsonl.Write(results, starts); err != nil {
@@ -294,6 +314,7 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 			starts[g.TraceID.String()] = report.TraceStart(g)
 		}
 	}
+	e.handResults(all)
 	if e.jsonl != nil && len(all) > 0 {
 		return e.jsonl.Write(all, starts)
 	}

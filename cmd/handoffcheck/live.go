@@ -126,7 +126,7 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 	if err := recv.Shutdown(ctx); err != nil {
 		printError(stderr, fmt.Errorf("embedded receiver: %w", err))
 	}
-	code := verdict(ctx, pl, o, -1, stdout, stderr)
+	code := judgeRun(ctx, pl, o, -1, stdout, stderr)
 	if runErr != nil {
 		var exitErr *exec.ExitError
 		if errors.As(runErr, &exitErr) {

@@ -29,11 +29,12 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
 )
 
 const (
-	exitPass          = 0
-	exitFail          = 1
+	exitPass          = verdict.ExitPass
+	exitFail          = verdict.ExitFail
 	exitUsage         = 2
 	exitCommandFailed = 3
 )
@@ -94,11 +95,11 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 			return exitUsage
 		}
 	}
-	return verdict(ctx, pl, o, spans, stdout, stderr)
+	return judgeRun(ctx, pl, o, spans, stdout, stderr)
 }
 
-// verdict completes the traces, prints the summary and picks the exit code.
-func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, stderr io.Writer) int {
+// judgeRun completes the traces, prints the summary and picks the exit code.
+func judgeRun(ctx context.Context, pl *pipeline, o options, spans int, stdout, stderr io.Writer) int {
 	results, err := pl.finish(ctx)
 	if err != nil {
 		return o.fail(stderr, err)
@@ -124,10 +125,9 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 	sum := newSummary(pl.cases)
 	o.note(func(r *runReport) { r.summary = sum })
 	traces := map[string]bool{}
-	code := exitPass
 	for _, r := range results {
 		traces[r.TraceID] = true
-		gatedFail := r.Outcome == rules.Fail && r.Gated
+		gatedFail := verdict.GatedFail(r)
 		info := pl.index.lookup(r.TraceID)
 		sum.add(r, gatedFail, info)
 		if r.Outcome != rules.Pass {
@@ -138,29 +138,25 @@ func verdict(ctx context.Context, pl *pipeline, o options, spans int, stdout, st
 			printLine(stdout, "%s %s %s trace %s%s%s: %s", strings.ToUpper(string(r.Outcome)), r.Case, r.Step, r.TraceID,
 				info.label(), mark, r.Message)
 		}
-		if o.failOn[r.Outcome] && !gatedFail {
-			code = exitFail
-		}
 	}
 	tally := rules.NewGateTally()
 	tally.Add(results)
 	gates := tally.Evaluate(pl.gates)
 	sum.Gates = gates
-	passed, failed, few := 0, 0, 0
 	for _, g := range gates {
 		switch g.Status {
 		case rules.GatePass:
-			passed++
 			printLine(stdout, "GATE PASS %s", g)
 		case rules.GateFail:
-			failed++
 			printLine(stdout, "GATE FAIL %s", g)
-			code = exitFail
 		case rules.GateInsufficient:
-			few++
 			printLine(stdout, "GATE SKIPPED %s", g)
 		}
 	}
+	run := verdict.Run{Counts: sum.Counts, Gates: gates}
+	code := run.ExitCode(o.failOn)
+	gc := verdict.CountGates(gates)
+	passed, failed, few := gc.Passed, gc.Failed, gc.Insufficient
 	sum.Traces, sum.Assertions = len(traces), len(results)
 	c := sum.Counts
 	fmt.Fprintf(stdout, "handoffcheck: %d traces, %d assertions\n", len(traces), len(results))

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -26,16 +25,16 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
 
 // pipeline is the collector's handoff processor feeding its assertion exporter, built from
 // the named sections of a collector config, in process.
 type pipeline struct {
-	proc     processor.Traces
-	exp      exporter.Traces
-	results  string // JSON lines the exporter writes; read back for the verdict
-	tempJSON bool
+	proc processor.Traces
+	exp  exporter.Traces
+	// results are every result the exporter wrote, handed over in process.
+	mu      sync.Mutex
+	results []rules.Result
 	// gates of the exporter's config (applied to the run's mean rubric scores), and its
 	// judge (nil: none configured).
 	gates *rules.GateSet
@@ -215,7 +214,7 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 		return nil, errors.New("no span file given, and no case reads one (source FILE)")
 	}
 
-	pl := &pipeline{results: o.jsonOut, index: newTraceIndex(agentgraph.Options{Chains: pcfg.Chains})}
+	pl := &pipeline{index: newTraceIndex(agentgraph.Options{Chains: pcfg.Chains})}
 	for _, c := range ecfg.Cases {
 		pl.cases = append(pl.cases, c.Name)
 	}
@@ -230,27 +229,21 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	if ecfg.Judge.Enabled() {
 		pl.judge = &judge.Info{Model: ecfg.Judge.Model, Template: judge.TemplateVersion, Samples: ecfg.Judge.Samples}
 	}
-	if pl.results == "" {
-		f, err := os.CreateTemp("", "handoffcheck-*.jsonl")
-		if err != nil {
-			return nil, err
+	if o.jsonOut != "" {
+		if err := os.Remove(o.jsonOut); err != nil && !os.IsNotExist(err) {
+			return nil, err // a report is this run's results only
 		}
-		f.Close()
-		pl.results, pl.tempJSON = f.Name(), true
-	} else if err := os.Remove(pl.results); err != nil && !os.IsNotExist(err) {
-		return nil, err // a report is this run's results only
 	}
-	ecfg.Reports.JSONLines = pl.results
 	// A replay grades every trace: a full grading queue makes the replay wait, never turns
 	// results into errors.
 	ecfg.Judge.BlockOnFullQueue = true
 
 	tel := componenttest.NewNopTelemetrySettings()
 	tel.Logger = o.logger
-	pl.exp, err = assertionexporter.NewFactory().CreateTraces(ctx, exporter.Settings{
+	pl.exp, err = assertionexporter.CreateTracesWithResults(exporter.Settings{
 		ID: mustID(expID), TelemetrySettings: tel,
 		BuildInfo: component.NewDefaultBuildInfo(),
-	}, ecfg)
+	}, ecfg, pl.received)
 	if err != nil {
 		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
 	}
@@ -315,40 +308,20 @@ func (pl *pipeline) finish(ctx context.Context) ([]rules.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	results, err := readResults(pl.results)
-	if pl.tempJSON {
-		os.Remove(pl.results)
-	}
-	return results, err
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.results, nil
+}
+
+// received keeps results the exporter hands over.
+func (pl *pipeline) received(results []rules.Result) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.results = append(pl.results, results...)
 }
 
 // abort stops the components without judging anything.
 func (pl *pipeline) abort(ctx context.Context) {
 	_ = pl.proc.Shutdown(ctx)
 	_ = pl.exp.Shutdown(ctx)
-	if pl.tempJSON {
-		os.Remove(pl.results)
-	}
-}
-
-func readResults(path string) ([]rules.Result, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []rules.Result
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), spanfile.MaxRequest)
-	for sc.Scan() {
-		var r rules.Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		out = append(out, r)
-	}
-	return out, sc.Err()
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
 )
 
 // summary is what --summary json prints: one JSON object for scripts.
@@ -26,15 +27,8 @@ type summary struct {
 	byName map[string]*caseSummary
 }
 
-// counts are assertion results by outcome; Gated counts the failures a gate decides
-// (included in Fail).
-type counts struct {
-	Pass    int `json:"pass"`
-	Fail    int `json:"fail"`
-	Gated   int `json:"gated"`
-	Error   int `json:"error"`
-	Skipped int `json:"skipped"`
-}
+// counts are assertion results by outcome (the run's verdict owns them).
+type counts = verdict.Counts
 
 type caseSummary struct {
 	Name   string `json:"name"`
@@ -74,27 +68,11 @@ func (s *summary) caseNamed(name string) *caseSummary {
 	return c
 }
 
-func (c *counts) add(r rules.Result, gatedFail bool) {
-	switch r.Outcome {
-	case rules.Pass:
-		c.Pass++
-	case rules.Fail:
-		c.Fail++
-		if gatedFail {
-			c.Gated++
-		}
-	case rules.Error:
-		c.Error++
-	case rules.Skipped:
-		c.Skipped++
-	}
-}
-
 // add counts one result (the results come sorted by case and trace).
 func (s *summary) add(r rules.Result, gatedFail bool, info traceInfo) {
-	s.Counts.add(r, gatedFail)
+	s.Counts.Add(r)
 	c := s.caseNamed(r.Case)
-	c.Counts.add(r, gatedFail)
+	c.Counts.Add(r)
 	if !c.traces[r.TraceID] {
 		c.traces[r.TraceID] = true
 		c.Traces++

@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
 )
 
 // assets holds the page template and, when the build had it, the Mermaid renderer (see
@@ -120,30 +121,30 @@ type htmlPart struct{ Label, Text string }
 // page gathers the page's data (r.mu held). Text from spans is escaped (control and bidi
 // characters shown as escapes); the template escapes it for HTML.
 func (r *Run) page() htmlPage {
-	t := r.totals
-	total := t[rules.Pass] + t[rules.Fail] + t[rules.Error] + t[rules.Skipped]
-	gates := r.gateResults()
+	v := r.verdict()
+	t, gates, gc := v.Counts, v.Gates, verdict.CountGates(v.Gates)
+	total := t.Total()
 	p := htmlPage{Verdict: "PASSED"}
-	if r.failed() > 0 || rules.GatesFailed(gates) > 0 {
+	if v.Failed(verdict.DefaultFailOn()) {
 		p.Verdict = "FAILED"
 	}
 	summary := fmt.Sprintf("%s over %s", plural(total, "assertion", "assertions"), plural(r.traces, "trace", "traces"))
 	if r.incomplete > 0 {
 		summary += fmt.Sprintf(" (%d released incomplete)", r.incomplete)
 	}
-	summary += fmt.Sprintf(": %d passed, %d failed, %d errored, %d skipped.", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped])
-	if gated := t[rules.Fail] + t[rules.Error] - r.failed(); gated > 0 {
+	summary += fmt.Sprintf(": %d passed, %d failed, %d errored, %d skipped.", t.Pass, t.Fail, t.Error, t.Skipped)
+	if gated := t.Gated; gated > 0 {
 		summary += fmt.Sprintf(" %s per-handoff rubric scores that the gates decide.", plural(gated, "failure is one of the", "failures are"))
 	}
 	if len(gates) > 0 && r.gates.Enabled() {
-		summary += fmt.Sprintf(" Gates: %d of %d failed.", rules.GatesFailed(gates), countGated(gates))
+		summary += fmt.Sprintf(" Gates: %d of %d failed.", gc.Failed, gc.Decided)
 	}
 	p.Summary = summary
 	for _, c := range r.cases {
 		n := r.byCase[c]
-		p.Cases = append(p.Cases, htmlCount{textsafe.Escape(c), n[rules.Pass], n[rules.Fail], n[rules.Error], n[rules.Skipped]})
+		p.Cases = append(p.Cases, htmlCount{textsafe.Escape(c), n.Pass, n.Fail, n.Error, n.Skipped})
 	}
-	p.Total = htmlCount{"total", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped]}
+	p.Total = htmlCount{"total", t.Pass, t.Fail, t.Error, t.Skipped}
 	if len(gates) > 0 || r.gates.Enabled() {
 		p.Judge = "No judge is configured: scores come from the deterministic checks alone (0 or 1)."
 		if r.judge != nil {
@@ -210,7 +211,7 @@ func (r *Run) page() htmlPage {
 		p.Groups[gi].Rows = append(p.Groups[gi].Rows, row)
 		p.Groups[gi].Count++
 	}
-	if all := t[rules.Fail] + t[rules.Error]; listed < all {
+	if all := t.Fail + t.Error; listed < all {
 		p.Unlisted = all - listed
 	}
 	for _, id := range r.pictureIDs() {

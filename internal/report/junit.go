@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
 )
 
 type junitSuites struct {
@@ -146,8 +147,8 @@ func (r *Run) JUnit() []byte {
 	for i := range suites {
 		s := &suites[i]
 		counts := r.byCase[r.cases[i]]
-		s.Tests = counts[rules.Pass] + counts[rules.Fail] + counts[rules.Error] + counts[rules.Skipped]
-		s.Failures, s.Errors, s.Skipped = counts[rules.Fail]-r.gatedFails[r.cases[i]], counts[rules.Error], counts[rules.Skipped]
+		s.Tests = counts.Total()
+		s.Failures, s.Errors, s.Skipped = counts.Fail-counts.Gated, counts.Error, counts.Skipped
 		if listed := len(s.Cases); listed < s.Tests {
 			s.Props = &junitProps{Props: []junitProp{{
 				Name:  "unlisted_results",
@@ -185,7 +186,7 @@ func (r *Run) JUnit() []byte {
 // mean score is under the threshold, skipped with too few handoffs.
 func (r *Run) gateSuite() *junitSuite {
 	gates := r.gateResults()
-	if countGated(gates) == 0 {
+	if verdict.CountGates(gates).Decided == 0 {
 		return nil
 	}
 	s := &junitSuite{Name: "gates"}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
 )
 
 // maxCell bounds one Markdown table cell.
@@ -23,33 +24,33 @@ func (r *Run) Markdown() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var b bytes.Buffer
-	t := r.totals
-	total := t[rules.Pass] + t[rules.Fail] + t[rules.Error] + t[rules.Skipped]
-	gates := r.gateResults()
-	verdict := "PASSED"
-	if r.failed() > 0 || rules.GatesFailed(gates) > 0 {
-		verdict = "FAILED"
+	v := r.verdict()
+	t, gates, gc := v.Counts, v.Gates, verdict.CountGates(v.Gates)
+	total := t.Total()
+	status := "PASSED"
+	if v.Failed(verdict.DefaultFailOn()) {
+		status = "FAILED"
 	}
 	b.WriteString("# Assertion report\n\n")
-	fmt.Fprintf(&b, "**%s**: %s over %s", verdict, plural(total, "assertion", "assertions"), plural(r.traces, "trace", "traces"))
+	fmt.Fprintf(&b, "**%s**: %s over %s", status, plural(total, "assertion", "assertions"), plural(r.traces, "trace", "traces"))
 	if r.incomplete > 0 {
 		fmt.Fprintf(&b, " (%d released incomplete)", r.incomplete)
 	}
-	fmt.Fprintf(&b, ": %d passed, %d failed, %d errored, %d skipped.", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped])
-	if gated := t[rules.Fail] + t[rules.Error] - r.failed(); gated > 0 {
+	fmt.Fprintf(&b, ": %d passed, %d failed, %d errored, %d skipped.", t.Pass, t.Fail, t.Error, t.Skipped)
+	if gated := t.Gated; gated > 0 {
 		fmt.Fprintf(&b, " %s per-handoff rubric scores that the gates decide.", plural(gated, "failure is one of the", "failures are"))
 	}
 	if n := len(gates); n > 0 && r.gates.Enabled() {
-		fmt.Fprintf(&b, " Gates: %d of %d failed.", rules.GatesFailed(gates), countGated(gates))
+		fmt.Fprintf(&b, " Gates: %d of %d failed.", gc.Failed, gc.Decided)
 	}
 	b.WriteString("\n\n")
 
 	b.WriteString("| case | pass | fail | error | skipped |\n|---|---:|---:|---:|---:|\n")
 	for _, c := range r.cases {
 		n := r.byCase[c]
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", cell(c), n[rules.Pass], n[rules.Fail], n[rules.Error], n[rules.Skipped])
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", cell(c), n.Pass, n.Fail, n.Error, n.Skipped)
 	}
-	fmt.Fprintf(&b, "| **total** | %d | %d | %d | %d |\n", t[rules.Pass], t[rules.Fail], t[rules.Error], t[rules.Skipped])
+	fmt.Fprintf(&b, "| **total** | %d | %d | %d | %d |\n", t.Pass, t.Fail, t.Error, t.Skipped)
 	r.gateSection(&b, gates)
 
 	var failures []record
@@ -58,7 +59,7 @@ func (r *Run) Markdown() []byte {
 			failures = append(failures, rec)
 		}
 	}
-	if len(failures) == 0 && t[rules.Fail]+t[rules.Error] == 0 {
+	if len(failures) == 0 && t.Fail+t.Error == 0 {
 		return b.Bytes()
 	}
 	b.WriteString("\n## Failures\n\n")
@@ -74,9 +75,9 @@ func (r *Run) Markdown() []byte {
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n", cell(rec.Case), cell(stepName(rec.Result)), rec.TraceID,
 			outcome, cell(rec.Expected), cell(rec.Actual), cell(rec.Message))
 	}
-	if listed := min(len(failures), MaxFailureRows); listed < t[rules.Fail]+t[rules.Error] {
+	if listed := min(len(failures), MaxFailureRows); listed < t.Fail+t.Error {
 		fmt.Fprintf(&b, "\n%d more failures and errors are not listed here; see the JUnit or JSON-lines report.\n",
-			t[rules.Fail]+t[rules.Error]-listed)
+			t.Fail+t.Error-listed)
 	}
 
 	ids := make([]string, 0, len(r.pictures))
@@ -162,16 +163,6 @@ func (r *Run) gateSection(b *bytes.Buffer, gates []rules.GateResult) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %.2f | %s | %d | %s |\n", cell(g.Pair()), g.Axis, g.Score, threshold, g.Samples, verdict)
 	}
-}
-
-func countGated(gates []rules.GateResult) int {
-	n := 0
-	for _, g := range gates {
-		if g.Threshold != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // stepName names a result's assertion; a rubric result names its handoff too.

@@ -11,6 +11,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
 )
 
 // Bounds of what a Run keeps for its reports. Totals are always exact; beyond the bounds
@@ -35,8 +36,8 @@ type Run struct {
 	cases      []string
 	records    []record
 	dropped    int
-	totals     map[rules.Outcome]int
-	byCase     map[string]map[rules.Outcome]int
+	totals     verdict.Counts
+	byCase     map[string]*verdict.Counts
 	traces     int
 	incomplete int
 	pictures   map[string]*dag
@@ -46,11 +47,10 @@ type Run struct {
 	sources map[string]string
 
 	// Handoff rubrics: the gates (nil: none), the scores per pair and axis over the whole
-	// run, the failures a gate decides (per case), and the judge (nil: none).
-	gates      *rules.GateSet
-	tally      *rules.GateTally
-	gatedFails map[string]int
-	judge      *judge.Info
+	// run, and the judge (nil: none).
+	gates *rules.GateSet
+	tally *rules.GateTally
+	judge *judge.Info
 	// policy masks the results' text before they are kept (nil: redact.Default()).
 	policy *redact.Policy
 }
@@ -63,10 +63,10 @@ type record struct {
 // NewRun starts a run; cases are the case names in config order.
 func NewRun(cases []string) *Run {
 	r := &Run{
-		caseIndex: map[string]int{}, totals: map[rules.Outcome]int{},
-		byCase: map[string]map[rules.Outcome]int{}, pictures: map[string]*dag{}, traceInfos: map[string]traceInfo{},
+		caseIndex: map[string]int{},
+		byCase:    map[string]*verdict.Counts{}, pictures: map[string]*dag{}, traceInfos: map[string]traceInfo{},
 		sources: map[string]string{},
-		tally:   rules.NewGateTally(), gatedFails: map[string]int{},
+		tally:   rules.NewGateTally(),
 	}
 	for _, c := range cases {
 		r.addCase(c)
@@ -125,14 +125,9 @@ func (r *Run) gateResults() []rules.GateResult {
 	return r.tally.Evaluate(r.gates)
 }
 
-// failed counts the failures and errors that fail the run: not the rubric failures a gate
-// decides.
-func (r *Run) failed() int {
-	n := r.totals[rules.Fail] + r.totals[rules.Error]
-	for _, g := range r.gatedFails {
-		n -= g
-	}
-	return n
+// verdict is the run's verdict so far (r.mu held).
+func (r *Run) verdict() verdict.Run {
+	return verdict.Run{Counts: r.totals, Gates: r.gateResults()}
 }
 
 func (r *Run) addCase(c string) {
@@ -141,7 +136,7 @@ func (r *Run) addCase(c string) {
 	}
 	r.caseIndex[c] = len(r.cases)
 	r.cases = append(r.cases, c)
-	r.byCase[c] = map[rules.Outcome]int{}
+	r.byCase[c] = &verdict.Counts{}
 }
 
 // Add records the results of one trace; g (may be nil) is kept, in a compact form, when the
@@ -164,11 +159,8 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	r.tally.Add(masked) // gate pairs are agent names: masked too
 	for i, res := range masked {
 		r.addCase(res.Case)
-		r.totals[res.Outcome]++
-		r.byCase[res.Case][res.Outcome]++
-		if res.Gated && res.Outcome == rules.Fail {
-			r.gatedFails[res.Case]++
-		}
+		r.totals.Add(res)
+		r.byCase[res.Case].Add(res)
 		if !res.Complete {
 			complete = false
 		}
