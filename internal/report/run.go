@@ -66,7 +66,7 @@ func NewRun(cases []string) *Run {
 		caseIndex: map[string]int{}, totals: map[rules.Outcome]int{},
 		byCase: map[string]map[rules.Outcome]int{}, pictures: map[string]*dag{}, traceInfos: map[string]traceInfo{},
 		sources: map[string]string{},
-		tally: rules.NewGateTally(), gatedFails: map[string]int{},
+		tally:   rules.NewGateTally(), gatedFails: map[string]int{},
 	}
 	for _, c := range cases {
 		r.addCase(c)
@@ -413,11 +413,4 @@ func CheckWritable(path string) error {
 	name := f.Name()
 	_ = f.Close()
 	return os.Remove(name)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
