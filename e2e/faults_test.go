@@ -101,13 +101,6 @@ func newRNG() *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
 }
 
-func mustPost(t *testing.T, url string, td ptrace.Traces) {
-	t.Helper()
-	if err := postOTLP(context.Background(), url, td); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // ---- a failing destination ----
 
 func TestFaultDownstreamFailing(t *testing.T) {
@@ -126,7 +119,7 @@ func TestFaultDownstreamFailing(t *testing.T) {
 	perTrace := map[string]int{}
 	spans := 0
 	for id, st := range traces {
-		mustPost(t, f.tracesURL, st.c.td) // buffered: the receiver answers 200
+		postTraces(t, f.tracesURL, st.c.td) // buffered: the receiver answers 200
 		want[id] = st.want
 		perTrace[id] = len(st.want)
 		spans += len(st.c.spanIDs) + len(st.handoffs)
@@ -389,7 +382,7 @@ func TestFaultMalformedOTLP(t *testing.T) {
 	// The collector still serves: a real trace goes through and is judged.
 	st := makeScaleTraces(t, newRNG(), loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), 1)
 	for id, tr := range st {
-		mustPost(t, f.tracesURL, tr.c.td)
+		postTraces(t, f.tracesURL, tr.c.td)
 		checkResults(t, f.col.waitForResults(t, f.reportPath, map[string]int{id: 6}), map[string]map[[2]string]wantResult{id: tr.want})
 		forwarded := f.col.waitForSpans(t, f.spansPath, map[string]int{id: len(tr.c.spanIDs) + 1})
 		checkForwarded(t, forwarded, tr.c, tr.handoffs)
@@ -517,8 +510,8 @@ func TestFaultParentCycleAndDuplicates(t *testing.T) {
 		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(time.Second)))
 	}
 
-	mustPost(t, f.tracesURL, loopOnly)
-	mustPost(t, f.tracesURL, tr.c.td)
+	postTraces(t, f.tracesURL, loopOnly)
+	postTraces(t, f.tracesURL, tr.c.td)
 
 	// The ADK verdicts are unchanged: the duplicate is dropped (tokens still 221) and the
 	// extra spans are no agents.
@@ -644,9 +637,9 @@ func TestFaultHugeTrace(t *testing.T) {
 	}
 	sendStart := time.Now()
 	for from := 1; from < total; from += batch {
-		mustPost(t, f.tracesURL, build(from, min(from+batch, total)))
+		postTraces(t, f.tracesURL, build(from, min(from+batch, total)))
 	}
-	mustPost(t, f.tracesURL, build(0, 1))
+	postTraces(t, f.tracesURL, build(0, 1))
 	sent := time.Since(sendStart)
 
 	// The third batch crosses max_spans_per_trace: the trace leaves at once with 15000
@@ -749,7 +742,7 @@ func TestFaultHugeAttribute(t *testing.T) {
 			s.Attributes().PutStr("app.blob", big)
 		}
 	})
-	mustPost(t, f.tracesURL, tr.c.td)
+	postTraces(t, f.tracesURL, tr.c.td)
 	checkResults(t, f.col.waitForResults(t, f.reportPath, map[string]int{tr.c.traceID: 6}), map[string]map[[2]string]wantResult{tr.c.traceID: tr.want})
 	forwarded := f.col.waitForSpans(t, f.spansPath, map[string]int{tr.c.traceID: len(tr.c.spanIDs) + 1})
 	checkForwarded(t, forwarded, tr.c, tr.handoffs)

@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -458,23 +456,6 @@ func keys(m map[string]map[string]any) []string {
 	return out
 }
 
-// freePorts returns n distinct loopback TCP ports that were free a moment ago. All n are
-// held open together while they are picked: freePort, called n times, can return the same
-// port twice (a closed port is free again at once).
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
-}
-
 // ---- building the traffic ----
 
 // makeScaleTraces clones the two captures n times in all, each with a fresh trace id and
@@ -683,46 +664,6 @@ func (s *senders) send(t *testing.T, rng *rand.Rand, traces map[string]scaleTrac
 		t.Fatal(err)
 	}
 	return len(requests)
-}
-
-// postOTLP posts td as OTLP/HTTP protobuf and requires a full success; safe to call from
-// any goroutine.
-func postOTLP(ctx context.Context, url string, td ptrace.Traces) error {
-	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-	if err != nil {
-		return err
-	}
-	return postRaw(ctx, url, "application/x-protobuf", body, http.StatusOK)
-}
-
-// postRaw posts body and requires the given status; on 200 the body must be a full-success
-// ExportResponse.
-func postRaw(ctx context.Context, url, contentType string, body []byte, wantStatus int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", contentType)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	respBody, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != wantStatus {
-		return fmt.Errorf("POST %s: %s %.300s, want status %d", url, resp.Status, respBody, wantStatus)
-	}
-	if wantStatus != http.StatusOK {
-		return nil
-	}
-	er := ptraceotlp.NewExportResponse()
-	if err := er.UnmarshalProto(respBody); err != nil {
-		return fmt.Errorf("POST %s: response: %w", url, err)
-	}
-	if ps := er.PartialSuccess(); ps.RejectedSpans() != 0 || ps.ErrorMessage() != "" {
-		return fmt.Errorf("POST %s: partial success: %d spans rejected: %s", url, ps.RejectedSpans(), ps.ErrorMessage())
-	}
-	return nil
 }
 
 func grpcExport(ctx context.Context, c ptraceotlp.GRPCClient, td ptrace.Traces) error {

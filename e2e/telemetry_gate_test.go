@@ -2,14 +2,12 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // pipelineTelemetryGate is the collector's (v0.161.0) alpha feature gate that injects the
@@ -77,18 +75,6 @@ func startGateRun(t *testing.T, gate bool, withoutScopeInfo string) gateRun {
 		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", p.MetricsPort),
 		spansIn:    len(adk.spanIDs) + len(strands.spanIDs) + 2,
 	}
-}
-
-// get scrapes url once: status code and body.
-func get(url string) (int, string, error) {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
 }
 
 // evaluatedScrape polls the endpoint until it answers 200 and every engine has evaluated

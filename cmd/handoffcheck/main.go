@@ -175,16 +175,9 @@ func judgeRun(ctx context.Context, pl *pipeline, o options, spans int, stdout, s
 	if pl.judge != nil {
 		sum.Judge = pl.judge
 		printLine(stdout, "judge: %s, template %s, temperature 0, %s", pl.judge.Model, pl.judge.Template,
-			plural(pl.judge.Samples, "sample", "samples"))
+			textsafe.Plural(pl.judge.Samples, "sample", "samples"))
 	}
 	return code
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // printLine prints one line of output. Agent names, messages and gate pairs come from span

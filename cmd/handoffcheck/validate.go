@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 func validateCommand(stdout, stderr io.Writer, code *int) *cobra.Command {
@@ -140,7 +141,7 @@ func (ts *traceSet) seen(kind string) []string {
 	return out
 }
 
-func tracesText(n int) string { return plural(n, "trace", "traces") }
+func tracesText(n int) string { return textsafe.Plural(n, "trace", "traces") }
 
 // validate checks the config, then (with traces) what the rules would never exercise.
 func validate(ctx context.Context, o options, files []string, strict bool, stdout, stderr io.Writer) int {
@@ -157,7 +158,7 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 		return exitUsage
 	}
 	printLine(stdout, "handoffcheck: %s is valid: processors.%s, %s.%s, %s", o.config, c.procID,
-		c.section, c.expID, plural(len(ecfg.Cases), "case", "cases"))
+		c.section, c.expID, textsafe.Plural(len(ecfg.Cases), "case", "cases"))
 
 	opts := agentgraph.Options{Chains: c.pcfg.Chains}
 	var given *traceSet
@@ -252,9 +253,9 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 			"(validate --config c.yaml spans.json warns about agents, tools and cases the traces never show)")
 	case unchecked > 0:
 		fmt.Fprintf(stdout, "handoffcheck: %s of live traces not checked against traces: no span files given\n",
-			plural(unchecked, "case", "cases"))
+			textsafe.Plural(unchecked, "case", "cases"))
 	}
-	fmt.Fprintf(stdout, "handoffcheck: %s\n", plural(len(warnings), "warning", "warnings"))
+	fmt.Fprintf(stdout, "handoffcheck: %s\n", textsafe.Plural(len(warnings), "warning", "warnings"))
 	if strict && len(warnings) > 0 {
 		return exitFail
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // Kind classifies a judge error.
@@ -351,7 +353,7 @@ func (c *Client) call(ctx context.Context, body []byte) (Verdict, error) {
 		last = err
 	}
 	last.Attempts = attempts
-	last.Msg += fmt.Sprintf(" (%s)", plural(attempts, "attempt", "attempts"))
+	last.Msg += fmt.Sprintf(" (%s)", textsafe.Plural(attempts, "attempt", "attempts"))
 	return Verdict{}, last.Error
 }
 
@@ -545,11 +547,4 @@ func redactURL(s string) string {
 		s = s[:q]
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

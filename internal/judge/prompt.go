@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/template"
 	"unicode/utf8"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // TemplateVersion names the prompt template in use (prompts/<version>.tmpl). It is part
@@ -97,11 +99,8 @@ func truncate(s string, limit int) string {
 	if limit <= 0 || len(s) <= limit {
 		return s
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf(" [truncated %d bytes]", len(s)-cut)
+	cut := textsafe.Cut(s, limit)
+	return cut + fmt.Sprintf(" [truncated %d bytes]", len(s)-len(cut))
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -128,13 +128,13 @@ func (r *Run) page() htmlPage {
 	if v.Failed(verdict.DefaultFailOn()) {
 		p.Verdict = "FAILED"
 	}
-	summary := fmt.Sprintf("%s over %s", plural(total, "assertion", "assertions"), plural(r.traces, "trace", "traces"))
+	summary := fmt.Sprintf("%s over %s", textsafe.Plural(total, "assertion", "assertions"), textsafe.Plural(r.traces, "trace", "traces"))
 	if r.incomplete > 0 {
 		summary += fmt.Sprintf(" (%d released incomplete)", r.incomplete)
 	}
 	summary += fmt.Sprintf(": %d passed, %d failed, %d errored, %d skipped.", t.Pass, t.Fail, t.Error, t.Skipped)
 	if gated := t.Gated; gated > 0 {
-		summary += fmt.Sprintf(" %s per-handoff rubric scores that the gates decide.", plural(gated, "failure is one of the", "failures are"))
+		summary += fmt.Sprintf(" %s per-handoff rubric scores that the gates decide.", textsafe.Plural(gated, "failure is one of the", "failures are"))
 	}
 	if len(gates) > 0 && r.gates.Enabled() {
 		summary += fmt.Sprintf(" Gates: %d of %d failed.", gc.Failed, gc.Decided)
@@ -149,7 +149,7 @@ func (r *Run) page() htmlPage {
 		p.Judge = "No judge is configured: scores come from the deterministic checks alone (0 or 1)."
 		if r.judge != nil {
 			p.Judge = fmt.Sprintf("Judge: %s, prompt template %s, temperature 0, %s per verdict (majority).",
-				textsafe.Escape(r.judge.Model), r.judge.Template, plural(r.judge.Samples, "sample", "samples"))
+				textsafe.Escape(r.judge.Model), r.judge.Template, textsafe.Plural(r.judge.Samples, "sample", "samples"))
 		}
 		for _, g := range gates {
 			hg := htmlGate{Pair: textsafe.Escape(g.Pair()), Axis: g.Axis, Score: fmt.Sprintf("%.2f", g.Score), Threshold: "–", Samples: g.Samples}

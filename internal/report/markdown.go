@@ -32,13 +32,13 @@ func (r *Run) Markdown() []byte {
 		status = "FAILED"
 	}
 	b.WriteString("# Assertion report\n\n")
-	fmt.Fprintf(&b, "**%s**: %s over %s", status, plural(total, "assertion", "assertions"), plural(r.traces, "trace", "traces"))
+	fmt.Fprintf(&b, "**%s**: %s over %s", status, textsafe.Plural(total, "assertion", "assertions"), textsafe.Plural(r.traces, "trace", "traces"))
 	if r.incomplete > 0 {
 		fmt.Fprintf(&b, " (%d released incomplete)", r.incomplete)
 	}
 	fmt.Fprintf(&b, ": %d passed, %d failed, %d errored, %d skipped.", t.Pass, t.Fail, t.Error, t.Skipped)
 	if gated := t.Gated; gated > 0 {
-		fmt.Fprintf(&b, " %s per-handoff rubric scores that the gates decide.", plural(gated, "failure is one of the", "failures are"))
+		fmt.Fprintf(&b, " %s per-handoff rubric scores that the gates decide.", textsafe.Plural(gated, "failure is one of the", "failures are"))
 	}
 	if n := len(gates); n > 0 && r.gates.Enabled() {
 		fmt.Fprintf(&b, " Gates: %d of %d failed.", gc.Failed, gc.Decided)
@@ -139,7 +139,7 @@ func (r *Run) gateSection(b *bytes.Buffer, gates []rules.GateResult) {
 	b.WriteString("\n## Gates\n\n")
 	if r.judge != nil {
 		fmt.Fprintf(b, "Judge: `%s`, prompt template `%s`, temperature 0, %s per verdict (majority).\n\n",
-			cellN(r.judge.Model, 80), r.judge.Template, plural(r.judge.Samples, "sample", "samples"))
+			cellN(r.judge.Model, 80), r.judge.Template, textsafe.Plural(r.judge.Samples, "sample", "samples"))
 	} else {
 		b.WriteString("No judge is configured: scores come from the deterministic checks alone (0 or 1).\n\n")
 	}
@@ -265,7 +265,7 @@ func figures(n dagNode) string {
 	if n.durationUnknown {
 		duration = "duration unknown"
 	}
-	return fmt.Sprintf("%s tok · %s · %s", formatCount(n.tokens), plural(int(n.toolCalls), "tool call", "tool calls"), duration)
+	return fmt.Sprintf("%s tok · %s · %s", formatCount(n.tokens), textsafe.Plural(int(n.toolCalls), "tool call", "tool calls"), duration)
 }
 
 func formatCount(n int64) string {

@@ -406,10 +406,3 @@ func CheckWritable(path string) error {
 	_ = f.Close()
 	return os.Remove(name)
 }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

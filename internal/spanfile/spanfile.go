@@ -23,6 +23,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // MaxRequest bounds one request: one JSON value (one line of a file-exporter output), one
@@ -280,7 +282,7 @@ func readDelimited(path string, r *bufio.Reader, size int64, fm format, emit fun
 		}
 	}
 	if st.spans == 0 {
-		return fmt.Errorf("%s: no spans in %s", path, plural(st.requests, "request", "requests"))
+		return fmt.Errorf("%s: no spans in %s", path, textsafe.Plural(st.requests, "request", "requests"))
 	}
 	return nil
 }
@@ -426,11 +428,4 @@ func ReadAll(paths ...string) (ptrace.Traces, error) {
 		}
 	}
 	return all, nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
