@@ -293,10 +293,22 @@ func completeLines(path string) ([][]byte, error) {
 	return lines, sc.Err()
 }
 
+// reportResult is a JSON-lines result type that names its trace.
+type reportResult interface{ traceOf() string }
+
+func (r result) traceOf() string { return r.TraceID }
+
 // waitForResults polls the JSON-lines report until every trace has its results.
 func (c *collector) waitForResults(t *testing.T, path string, want map[string]int) []result {
 	t.Helper()
-	var results []result
+	return waitForReport[result](t, c, path, want)
+}
+
+// waitForReport polls a JSON-lines report until every trace has want[trace] results, each line
+// decoded strictly into R.
+func waitForReport[R reportResult](t *testing.T, c *collector, path string, want map[string]int) []R {
+	t.Helper()
+	var results []R
 	c.eventually(t, resultTimeout, "assertion results in "+path, func() (bool, string) {
 		lines, err := completeLines(path)
 		if err != nil {
@@ -305,14 +317,14 @@ func (c *collector) waitForResults(t *testing.T, path string, want map[string]in
 		results = results[:0]
 		perTrace := map[string]int{}
 		for _, line := range lines {
-			var r result
+			var r R
 			dec := json.NewDecoder(bytes.NewReader(line))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&r); err != nil {
 				t.Fatalf("report line %q: %v", line, err)
 			}
 			results = append(results, r)
-			perTrace[r.TraceID]++
+			perTrace[r.traceOf()]++
 		}
 		for id, n := range want {
 			if perTrace[id] < n {

@@ -745,30 +745,7 @@ func waitForScenarioSpans(t *testing.T, col *collector, path string, want map[st
 // waitForScenarioResults polls the JSON-lines report until every trace has its results.
 func waitForScenarioResults(t *testing.T, col *collector, path string, want map[string]int) []scenarioResult {
 	t.Helper()
-	var results []scenarioResult
-	col.eventually(t, resultTimeout, "assertion results in "+path, func() (bool, string) {
-		lines, err := completeLines(path)
-		if err != nil {
-			return false, err.Error()
-		}
-		results = results[:0]
-		perTrace := map[string]int{}
-		for _, line := range lines {
-			var r scenarioResult
-			dec := json.NewDecoder(bytes.NewReader(line))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&r); err != nil {
-				t.Fatalf("report line %q: %v", line, err)
-			}
-			results = append(results, r)
-			perTrace[r.TraceID]++
-		}
-		for id, n := range want {
-			if perTrace[id] < n {
-				return false, fmt.Sprintf("results per trace %v, want %v", perTrace, want)
-			}
-		}
-		return true, ""
-	})
-	return results
+	return waitForReport[scenarioResult](t, col, path, want)
 }
+
+func (r scenarioResult) traceOf() string { return r.TraceID }

@@ -7,58 +7,16 @@
 //
 //   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 node adk-refund-transfer.mjs
 
-import { BaseLlm, FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk';
+import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk';
 import { z } from 'zod';
 
+import { ScriptedLlm, call } from './lib/adk.mjs';
 import { runScenario } from './lib/telemetry.mjs';
 
 const SERVICE_NAME = 'e2e-google-adk-refund-transfer';
 const QUESTION = 'Please refund the duplicate charge on order A-1001.';
 const HANDOFF_TEXT = 'Refund 42.50 EUR of order A-1001 to card 4111 1111 1111 1111.';
 const ANSWER = 'Refunded 42.50 EUR for order A-1001 (refund R-7734).';
-
-/**
- * A model that plays a fixed script: each call returns the next turn (function calls or
- * text) with fixed token usage. It fails loudly when the agent asks for more turns than
- * scripted, or when a turn's expected function response is missing from the request.
- */
-class ScriptedLlm extends BaseLlm {
-  constructor(model, turns) {
-    super({ model });
-    this.turns = turns;
-    this.calls = 0;
-  }
-
-  async *generateContentAsync(llmRequest) {
-    const turn = this.turns[this.calls];
-    this.calls++;
-    if (!turn) {
-      throw new Error(`${this.model}: called ${this.calls} times, only ${this.turns.length} turns scripted`);
-    }
-    if (turn.after) {
-      const seen = (llmRequest.contents ?? []).some((c) => (c.parts ?? []).some((p) => p.functionResponse?.id === turn.after));
-      if (!seen) {
-        throw new Error(`${this.model}: turn ${this.calls} expects the response to call ${turn.after} in the request`);
-      }
-    }
-    yield {
-      content: { role: 'model', parts: turn.parts },
-      usageMetadata: {
-        promptTokenCount: turn.usage[0],
-        candidatesTokenCount: turn.usage[1],
-        totalTokenCount: turn.usage[0] + turn.usage[1],
-      },
-      finishReason: 'STOP',
-      turnComplete: true,
-    };
-  }
-
-  async connect() {
-    throw new Error(`${this.model}: live connections are not scripted`);
-  }
-}
-
-const call = (id, name, args) => ({ functionCall: { id, name, args } });
 
 await runScenario(SERVICE_NAME, async () => {
   const issueRefund = new FunctionTool({
