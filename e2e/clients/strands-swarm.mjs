@@ -11,16 +11,12 @@
 // throws, the specialist retries once (it throws again) and answers with what it has.
 
 import { Agent, tool } from '@strands-agents/sdk';
-import { VercelModel } from '@strands-agents/sdk/models/vercel';
 import { Swarm } from '@strands-agents/sdk/multiagent';
-import { MockLanguageModelV3 } from 'ai/test';
-import { convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
 
+import { HANDOFF_TOOL, scriptedModel } from './lib/strands.mjs';
 import { runScenario } from './lib/telemetry.mjs';
 import { QUESTION, getWeather } from './lib/weather.mjs';
-
-const HANDOFF_TOOL = 'strands_structured_output'; // how a Strands swarm node answers or hands off
 
 const SCENARIOS = {
   ok: {
@@ -43,41 +39,6 @@ const SCENARIOS = {
     ],
   },
 };
-
-/** A stub model: each call streams the next scripted tool call with fixed token usage. */
-function scriptedModel(modelId, turns) {
-  let calls = 0;
-  const mock = new MockLanguageModelV3({
-    provider: 'e2e-stub',
-    modelId,
-    doStream: async (options) => {
-      const turn = turns[calls];
-      calls++;
-      if (!turn) {
-        throw new Error(`${modelId}: called ${calls} times, only ${turns.length} turns scripted`);
-      }
-      const offered = (options.tools ?? []).map((t) => t.name);
-      if (!offered.includes(turn.tool)) {
-        throw new Error(`${modelId}: turn ${calls} calls ${turn.tool}, but the agent offered only ${offered.join(', ')}`);
-      }
-      return {
-        stream: convertArrayToReadableStream([
-          { type: 'stream-start', warnings: [] },
-          { type: 'tool-call', toolCallId: turn.id, toolName: turn.tool, input: JSON.stringify(turn.input) },
-          {
-            type: 'finish',
-            finishReason: { unified: 'tool-calls', raw: 'tool_use' },
-            usage: {
-              inputTokens: { total: turn.usage[0], noCache: turn.usage[0], cacheRead: undefined, cacheWrite: undefined },
-              outputTokens: { total: turn.usage[1], text: turn.usage[1], reasoning: undefined },
-            },
-          },
-        ]),
-      };
-    },
-  });
-  return new VercelModel({ provider: mock });
-}
 
 const name = process.argv[2] ?? 'ok';
 const scenario = SCENARIOS[name];
