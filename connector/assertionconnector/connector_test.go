@@ -43,8 +43,8 @@ func failingAgent(agent string) func(ptrace.Traces) {
 		for _, g := range agentgraph.BuildAll(td, agentgraph.Options{}) {
 			for _, inv := range g.Invocations {
 				if inv.Name == agent {
-					inv.Span.Span.Status().SetCode(ptrace.StatusCodeError)
-					inv.Span.Span.Status().SetMessage("weather service unavailable")
+					inv.Span.Pdata.Status().SetCode(ptrace.StatusCodeError)
+					inv.Span.Pdata.Status().SetMessage("weather service unavailable")
 				}
 			}
 		}

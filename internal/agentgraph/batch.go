@@ -48,7 +48,7 @@ func ScanBatch(td ptrace.Traces) map[pcommon.TraceID]*BatchTrace {
 func WithoutLate(spans []*Span) []*Span {
 	kept := spans[:0]
 	for _, s := range spans {
-		if v, ok := s.Span.Attributes().Get(AttrLateSpan); ok && v.Bool() {
+		if v, ok := s.Pdata.Attributes().Get(AttrLateSpan); ok && v.Bool() {
 			continue
 		}
 		kept = append(kept, s)
@@ -63,7 +63,7 @@ func (g *Graph) MarkIncomplete(reason string) {
 	if g.RootSpan == nil {
 		return
 	}
-	attrs := g.RootSpan.Span.Attributes()
+	attrs := g.RootSpan.Pdata.Attributes()
 	attrs.PutBool(AttrTraceComplete, false)
 	attrs.PutStr(AttrReleaseReason, reason)
 }

@@ -31,9 +31,9 @@ var triggerTools = map[string]bool{"trigger_agent": true, "trigger_agent_at": tr
 // targets (see transferArgKeys).
 func TargetArgKeys() []string { return append([]string(nil), transferArgKeys...) }
 
-// IsSeedTrigger reports the seed's trigger tools (trigger_agent, trigger_agent_at), whose
+// IsTriggerAgentCall reports the trigger tools (trigger_agent, trigger_agent_at), whose
 // wait_for_response argument says whether the sender waits for the receiver.
-func (tc *ToolCall) IsSeedTrigger() bool {
+func (tc *ToolCall) IsTriggerAgentCall() bool {
 	return tc.Name == "trigger_agent" || tc.Name == "trigger_agent_at"
 }
 

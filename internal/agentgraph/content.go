@@ -239,8 +239,8 @@ func (s *Span) InputText() string {
 			}
 		}
 	}
-	add(s.Span.Attributes())
-	events := s.Span.Events()
+	add(s.Pdata.Attributes())
+	events := s.Pdata.Events()
 	for i := 0; i < events.Len(); i++ {
 		if !outputKey.MatchString(events.At(i).Name()) {
 			add(events.At(i).Attributes())

@@ -61,7 +61,7 @@ func (g *Graph) splitDelegations(keep bool) {
 				tc.Delegation, tc.Targets = DelegationTransfer, targets
 			} else if tc.Delegation == "" {
 				switch {
-				case attrStr(tc.Span.Span, "gen_ai.tool.type") == "AgentTool":
+				case attrStr(tc.Span.Pdata, "gen_ai.tool.type") == "AgentTool":
 					// ADK's AgentTool whose agent run is not under it (not in this trace).
 					tc.Delegation, tc.Targets = DelegationAgentTool, []string{tc.Name}
 				case tc.Name == strandsRouting && inSwarm(inv):
@@ -84,7 +84,7 @@ func (g *Graph) splitDelegations(keep bool) {
 // name and argument rules of transferTarget. A transfer naming no agent has no targets.
 func transferTargets(tc *ToolCall, known map[string]bool) ([]string, bool) {
 	for _, key := range []string{"gen_ai.transfer.target.name", "gen_ai.agent.handoff.target.name"} {
-		if v := attrStr(tc.Span.Span, key); v != "" {
+		if v := attrStr(tc.Span.Pdata, key); v != "" {
 			return []string{v}, true
 		}
 	}
@@ -186,7 +186,7 @@ func (g *Graph) commandEdges(firstAfter func(string, *Span, *Invocation) *Invoca
 			if s.call != nil {
 				targets = commandGoto(s.call.Result.Text)
 			}
-		} else if out := attrStr(s.Span, "output.value"); out != "" {
+		} else if out := attrStr(s.Pdata, "output.value"); out != "" {
 			targets = commandGoto(out)
 		}
 		has := len(targets) > 0
@@ -215,7 +215,7 @@ func (g *Graph) commandEdges(firstAfter func(string, *Span, *Invocation) *Invoca
 			}
 			g.addEdge(&Edge{
 				From: sender, To: recv, Detection: DetectCommandGoto, Via: c.s,
-				Reason: resolve(c.s.Span, Chain{"output.value"}, nil),
+				Reason: resolve(c.s.Pdata, Chain{"output.value"}, nil),
 			})
 		}
 	}
@@ -234,8 +234,8 @@ func requestingLLM(inv *Invocation, tool *Span, work *int) *Span {
 			break
 		}
 	}
-	t := tool.Span.StartTimestamp()
-	i := sort.Search(len(inv.llms), func(i int) bool { return inv.llms[i].Span.StartTimestamp() > t })
+	t := tool.Pdata.StartTimestamp()
+	i := sort.Search(len(inv.llms), func(i int) bool { return inv.llms[i].Pdata.StartTimestamp() > t })
 	if i == 0 {
 		return nil
 	}
@@ -271,7 +271,7 @@ func (g *Graph) dispatchPayloads(chains Chains) {
 		if llm == nil {
 			continue
 		}
-		resp := resolve(llm.Span, places, nil)
+		resp := resolve(llm.Pdata, places, nil)
 		if !resp.Found() || !mayHoldText(resp.Text) {
 			continue
 		}
@@ -427,7 +427,7 @@ var requestPlaces = Chain{
 // requestPlaces that holds any.
 func requestedCalls(llm *Span) []*requestedCall {
 	for _, place := range requestPlaces {
-		raw, ok := lookupPlace(llm.Span, place)
+		raw, ok := lookupPlace(llm.Pdata, place)
 		if !ok || !strings.Contains(raw, "name") {
 			continue
 		}
@@ -563,7 +563,7 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 func matchRequest(tc *ToolCall, reqs []*requestedCall) *requestedCall {
 	id := ""
 	for _, key := range callIDKeys {
-		if id = attrStr(tc.Span.Span, key); id != "" {
+		if id = attrStr(tc.Span.Pdata, key); id != "" {
 			break
 		}
 	}

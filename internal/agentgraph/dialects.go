@@ -28,8 +28,8 @@ func (g *Graph) refineRoles() {
 	g.markLLMBelow()
 	for _, s := range g.Spans {
 		switch {
-		case s.Role == RoleAgent && beeaiAgentEvent.MatchString(s.Span.Name()),
-			s.Role == RoleTool && beeaiToolEvent.MatchString(s.Span.Name()):
+		case s.Role == RoleAgent && beeaiAgentEvent.MatchString(s.Pdata.Name()),
+			s.Role == RoleTool && beeaiToolEvent.MatchString(s.Pdata.Name()):
 			s.Role, s.RoleSource = RoleOther, "beeai.event"
 		case s.Role == RoleAgent && isWorkflowPseudoAgent(s):
 			s.Role, s.RoleSource = RoleWorkflow, "openai_agents.workflow"
@@ -71,23 +71,23 @@ func isWorkflowPseudoAgent(s *Span) bool {
 	}
 	scope := s.Scope.Name()
 	return strings.Contains(scope, "openai_agents") || strings.Contains(scope, "openai-agents") ||
-		s.Span.Name() == "Agent workflow"
+		s.Pdata.Name() == "Agent workflow"
 }
 
 // isLangGraphAgentNode: an OpenInference or LangSmith LangGraph node span named after its
 // node (metadata langgraph_node), outside LangGraph's own nodes, with an LLM call below it.
 // A subgraph span nested directly in its node span of the same name is the same agent.
 func isLangGraphAgentNode(s *Span) bool {
-	name := s.Span.Name()
-	if langgraphInternal[name] || (s.parent != nil && s.parent.Span.Name() == name) {
+	name := s.Pdata.Name()
+	if langgraphInternal[name] || (s.parent != nil && s.parent.Pdata.Name() == name) {
 		return false
 	}
-	node := attrStr(s.Span, "langsmith.metadata.langgraph_node")
+	node := attrStr(s.Pdata, "langsmith.metadata.langgraph_node")
 	if node == "" {
 		var meta struct {
 			Node string `json:"langgraph_node"`
 		}
-		if raw := attrStr(s.Span, "metadata"); raw != "" && json.Unmarshal([]byte(raw), &meta) == nil {
+		if raw := attrStr(s.Pdata, "metadata"); raw != "" && json.Unmarshal([]byte(raw), &meta) == nil {
 			node = meta.Node
 		}
 	}

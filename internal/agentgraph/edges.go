@@ -29,7 +29,7 @@ var draftSenderKeys = []string{"gen_ai.agent.handoff.source.name", "gen_ai.calle
 func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 	byNode := make(map[string][]*Invocation)
 	for _, inv := range g.Invocations {
-		if id := attrStr(inv.Span.Span, "graph.node.id"); id != "" {
+		if id := attrStr(inv.Span.Pdata, "graph.node.id"); id != "" {
 			byNode[id] = append(byNode[id], inv)
 		}
 	}
@@ -38,7 +38,7 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 			continue
 		}
 		for _, key := range parentPointerKeys {
-			parent := attrStr(inv.Span.Span, key)
+			parent := attrStr(inv.Span.Pdata, key)
 			if parent == "" {
 				continue
 			}
@@ -57,14 +57,14 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 			continue
 		}
 		for _, key := range draftSenderKeys {
-			name := attrStr(inv.Span.Span, key)
+			name := attrStr(inv.Span.Pdata, key)
 			if name == "" || (inv.Span.owner != nil && inv.Span.owner.Name == name) {
 				continue
 			}
 			g.work++
 			if sender := latestBefore(byName[name], inv.Span); sender != nil && sender != inv {
 				g.addEdge(&Edge{From: sender, To: inv, Detection: DetectParentPointer,
-					Reason: Value{Source: SourceNone}, Mode: attrStr(inv.Span.Span, "gen_ai.transfer.mode")})
+					Reason: Value{Source: SourceNone}, Mode: attrStr(inv.Span.Pdata, "gen_ai.transfer.mode")})
 				break
 			}
 		}
@@ -174,8 +174,8 @@ func (g *Graph) detectEdges(chains Chains) {
 			free[name] = fl
 		}
 		g.work++
-		t := evidence.Span.StartTimestamp()
-		i := sort.Search(len(fl.list), func(i int) bool { return fl.list[i].Span.Span.StartTimestamp() >= t })
+		t := evidence.Pdata.StartTimestamp()
+		i := sort.Search(len(fl.list), func(i int) bool { return fl.list[i].Span.Pdata.StartTimestamp() >= t })
 		j := fl.first(i, &g.work)
 		if j < len(fl.list) && fl.list[j] == not {
 			j = fl.first(j+1, &g.work)
@@ -190,15 +190,15 @@ func (g *Graph) detectEdges(chains Chains) {
 		if s.Role != RoleHandoff || isReplayedRemoteHandoff(s) { // cross-trace: links.go
 			continue
 		}
-		to := resolve(s.Span, chains.HandoffTo, nil)
+		to := resolve(s.Pdata, chains.HandoffTo, nil)
 		if !to.Found() {
-			m := oiHandoff.FindStringSubmatch(s.Span.Name())
+			m := oiHandoff.FindStringSubmatch(s.Pdata.Name())
 			if m == nil {
 				continue
 			}
 			to = Value{Text: m[1], Source: "span.name"}
 		}
-		from := resolve(s.Span, chains.HandoffFrom, nil)
+		from := resolve(s.Pdata, chains.HandoffFrom, nil)
 		recv := firstAfter(to.Text, s, nil)
 		if recv == nil {
 			continue
@@ -212,12 +212,12 @@ func (g *Graph) detectEdges(chains Chains) {
 			continue
 		}
 		detection := DetectHandoffSpan
-		if d := attrStr(s.Span, "handoff.detection"); d != "" && s.Role == RoleHandoff && s.RoleSource == "scope" {
+		if d := attrStr(s.Pdata, "handoff.detection"); d != "" && s.Role == RoleHandoff && s.RoleSource == "scope" {
 			detection = d // one of our own HANDOFF spans, replayed: keep what it says
 		}
 		g.addEdge(&Edge{
 			From: sender, To: recv, Detection: detection, Via: s,
-			Reason: resolve(s.Span, chains.HandoffReason, nil),
+			Reason: resolve(s.Pdata, chains.HandoffReason, nil),
 		})
 	}
 
@@ -239,7 +239,7 @@ func (g *Graph) detectEdges(chains Chains) {
 					continue
 				}
 				e := &Edge{From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Call: tc, Reason: tc.Args,
-					Mode: attrStr(tc.Span.Span, "gen_ai.transfer.mode")}
+					Mode: attrStr(tc.Span.Pdata, "gen_ai.transfer.mode")}
 				if c, ok := tc.Params()["context"]; ok && c != nil {
 					if t := jsonText(c); !absent(t) {
 						e.Context = Value{Text: t, Source: tc.Args.Source + ".context"}
@@ -271,7 +271,7 @@ func (g *Graph) detectEdges(chains Chains) {
 			}
 		}
 		if e.Via != nil {
-			e.Mode = attrStr(e.Via.Span, "gen_ai.transfer.mode")
+			e.Mode = attrStr(e.Via.Pdata, "gen_ai.transfer.mode")
 		}
 		g.addEdge(e)
 	}
@@ -294,8 +294,8 @@ const maxRecordedScan = 8
 // target (list, in start order) that start at or after the call, not yet claimed by
 // another call. Nil when there is none: the receiver did not run in this trace.
 func (g *Graph) recordedTransfer(list []*Invocation, tc *ToolCall, inv *Invocation) *Edge {
-	t := tc.Span.Span.StartTimestamp()
-	i := sort.Search(len(list), func(i int) bool { return list[i].Span.Span.StartTimestamp() >= t })
+	t := tc.Span.Pdata.StartTimestamp()
+	i := sort.Search(len(list), func(i int) bool { return list[i].Span.Pdata.StartTimestamp() >= t })
 	for n := 0; i < len(list) && n < maxRecordedScan; i, n = i+1, n+1 {
 		g.work++
 		e := list[i].In
@@ -321,8 +321,8 @@ func (g *Graph) addEdge(e *Edge) {
 // latestBefore is the last invocation of the list (in start order) that started at or
 // before the span.
 func latestBefore(list []*Invocation, s *Span) *Invocation {
-	t := s.Span.StartTimestamp()
-	i := sort.Search(len(list), func(i int) bool { return list[i].Span.Span.StartTimestamp() > t })
+	t := s.Pdata.StartTimestamp()
+	i := sort.Search(len(list), func(i int) bool { return list[i].Span.Pdata.StartTimestamp() > t })
 	if i == 0 {
 		return nil
 	}
@@ -402,7 +402,7 @@ func (g *Graph) rollup() {
 }
 
 func durationMs(s *Span) float64 {
-	st, en := s.Span.StartTimestamp(), s.Span.EndTimestamp()
+	st, en := s.Pdata.StartTimestamp(), s.Pdata.EndTimestamp()
 	if en <= st {
 		return 0
 	}

@@ -75,7 +75,7 @@ func TestSwarmWrapperIsNotAnAgent(t *testing.T) {
 			swarm, triageNode, specialistNode := g.Wrappers[0], g.Wrappers[1], g.Wrappers[2]
 			require.Equal(t, WrapperSwarm, swarm.Kind)
 			require.Equal(t, Value{Text: "weather_swarm", Source: "gen_ai.agent.id"}, swarm.Name)
-			require.Equal(t, "invoke_swarm weather_swarm", swarm.Span.Span.Name())
+			require.Equal(t, "invoke_swarm weather_swarm", swarm.Span.Pdata.Name())
 			require.Nil(t, swarm.Parent)
 			require.Empty(t, swarm.Members, "the swarm holds its agents through its nodes")
 			require.Equal(t, []*Wrapper{triageNode, specialistNode}, swarm.Children)
@@ -86,8 +86,8 @@ func TestSwarmWrapperIsNotAnAgent(t *testing.T) {
 				require.Equal(t, g.Invocations[i].Name, node.Name.Text)
 			}
 			for _, s := range g.Spans {
-				if strings.HasPrefix(s.Span.Name(), "invoke_swarm") || strings.HasPrefix(s.Span.Name(), "node ") {
-					require.Equal(t, RoleWorkflow, s.Role, s.Span.Name())
+				if strings.HasPrefix(s.Pdata.Name(), "invoke_swarm") || strings.HasPrefix(s.Pdata.Name(), "node ") {
+					require.Equal(t, RoleWorkflow, s.Role, s.Pdata.Name())
 				}
 			}
 		})
@@ -257,7 +257,7 @@ func TestCommandGoto(t *testing.T) {
 		e := g.Edges[0]
 		require.Equal(t, "triage -> weather_specialist", e.From.Name+" -> "+e.To.Name)
 		require.Equal(t, DetectCommandGoto, e.Detection)
-		require.Equal(t, "tools", e.Via.Span.Name())
+		require.Equal(t, "tools", e.Via.Pdata.Name())
 		require.Empty(t, invocationNamed(t, g, "triage").DelegationCalls, "note_transfer is an ordinary tool now")
 	})
 	require.Equal(t, []string{"a", "b"}, commandGoto(`{"output":{"lg_name":"Command","goto":["a",{"lg_name":"Send","node":"b"}]}}`))

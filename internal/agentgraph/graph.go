@@ -13,7 +13,7 @@ import (
 
 // Span is one span of a trace, classified once through the fallback chains.
 type Span struct {
-	Span     ptrace.Span
+	Pdata    ptrace.Span
 	Resource pcommon.Resource
 	Scope    pcommon.InstrumentationScope
 
@@ -297,11 +297,11 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 
 	g.link(byID)
 	for _, s := range g.Spans {
-		s.Role, s.RoleSource = configuredRole(s.Span, chains.Role)
+		s.Role, s.RoleSource = configuredRole(s.Pdata, chains.Role)
 		if s.Role == "" {
-			s.Role, s.RoleSource = classifyRole(s.Span, s.Scope.Name())
+			s.Role, s.RoleSource = classifyRole(s.Pdata, s.Scope.Name())
 		}
-		s.Error = spanError(s.Span, chains)
+		s.Error = spanError(s.Pdata, chains)
 		if s.Error != nil {
 			if cf := controlFlow(s.Error); cf != "" {
 				// Framework control flow recorded as an error: not a failure.
@@ -309,19 +309,19 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 			}
 		}
 		if s.Role == RoleAgent {
-			s.Name = agentName(s.Span, chains)
+			s.Name = agentName(s.Pdata, chains)
 		} else if s.Role == RoleTool {
-			s.Name = nameFrom(s.Span, chains.ToolName, toolNameFromSpan)
+			s.Name = nameFrom(s.Pdata, chains.ToolName, toolNameFromSpan)
 		} else {
-			s.Name = Value{Text: s.Span.Name(), Source: "span.name.verbatim"}
+			s.Name = Value{Text: s.Pdata.Name(), Source: "span.name.verbatim"}
 		}
-		if in, _, ok := resolveInt(s.Span, chains.InputTokens); ok {
+		if in, _, ok := resolveInt(s.Pdata, chains.InputTokens); ok {
 			s.InputTokens, s.HasTokens = in, true
 		}
-		if out, _, ok := resolveInt(s.Span, chains.OutputTokens); ok {
+		if out, _, ok := resolveInt(s.Pdata, chains.OutputTokens); ok {
 			s.OutputTokens, s.HasTokens = out, true
 		}
-		s.DurationUnknown = durationUnknown(s.Span)
+		s.DurationUnknown = durationUnknown(s.Pdata)
 	}
 	g.refineRoles()
 	g.remoteAgentStubs()
@@ -337,7 +337,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 // spanCompare orders spans by start time, then span id: a total order (ids are unique
 // after de-duplication), so the order is deterministic.
 func spanCompare(a, b *Span) int {
-	if c := cmp.Compare(a.Span.StartTimestamp(), b.Span.StartTimestamp()); c != 0 {
+	if c := cmp.Compare(a.Pdata.StartTimestamp(), b.Pdata.StartTimestamp()); c != 0 {
 		return c
 	}
 	return bytes.Compare(a.ID[:], b.ID[:])
@@ -467,8 +467,8 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 		case RoleTool:
 			tc := &ToolCall{
 				Span: s, Name: s.Name.Text,
-				Args:   resolve(s.Span, chains.ToolArgs, nil),
-				Result: resolve(s.Span, chains.ToolResult, nil),
+				Args:   resolve(s.Pdata, chains.ToolArgs, nil),
+				Result: resolve(s.Pdata, chains.ToolResult, nil),
 			}
 			inv.ToolCalls = append(inv.ToolCalls, tc)
 			s.call = tc
@@ -481,9 +481,9 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 		if len(inv.llms) > 0 {
 			first, last = inv.llms[0], inv.llms[len(inv.llms)-1]
 		}
-		inv.Input = resolve(inv.Span.Span, chains.Input, first)
-		inv.Output = resolve(inv.Span.Span, chains.Output, last)
-		if tools := resolve(inv.Span.Span, chains.AllowedTools, first); tools.Found() {
+		inv.Input = resolve(inv.Span.Pdata, chains.Input, first)
+		inv.Output = resolve(inv.Span.Pdata, chains.Output, last)
+		if tools := resolve(inv.Span.Pdata, chains.AllowedTools, first); tools.Found() {
 			inv.AllowedTools = toolNames(tools.Text)
 			inv.AllowedFrom = tools.Source
 		}

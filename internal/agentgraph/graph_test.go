@@ -98,7 +98,7 @@ func TestGoldenHandoffs(t *testing.T) {
 				for _, e := range g.Edges {
 					if e.Via != nil && e.Via.Role == RoleHandoff {
 						rs := out.ResourceSpans().AppendEmpty()
-						e.Via.Span.CopyTo(rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty())
+						e.Via.Pdata.CopyTo(rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty())
 						n++
 					}
 				}

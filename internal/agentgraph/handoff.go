@@ -137,7 +137,7 @@ func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 	scopes := make(map[pcommon.Resource]ptrace.SpanSlice)
 	for _, e := range g.Edges {
 		if e.Via != nil && e.Via.Role == RoleHandoff {
-			fillHandoff(g, e, e.Via.Span, policy, false)
+			fillHandoff(g, e, e.Via.Pdata, policy, false)
 			continue
 		}
 		res := e.From.Span.Resource
@@ -168,8 +168,8 @@ func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 		}
 		sp.SetName("handoff " + e.From.Name + " -> " + e.To.Name)
 		sp.SetKind(ptrace.SpanKindInternal)
-		sp.SetStartTimestamp(e.To.Span.Span.StartTimestamp())
-		sp.SetEndTimestamp(e.To.Span.Span.EndTimestamp())
+		sp.SetStartTimestamp(e.To.Span.Pdata.StartTimestamp())
+		sp.SetEndTimestamp(e.To.Span.Pdata.EndTimestamp())
 		fillHandoff(g, e, sp, policy, true)
 		added++
 	}

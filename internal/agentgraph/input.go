@@ -23,7 +23,7 @@ func SpansOf(td ptrace.Traces) map[pcommon.TraceID][]*Span {
 			for k := 0; k < spans.Len(); k++ {
 				sp := spans.At(k)
 				out[sp.TraceID()] = append(out[sp.TraceID()], &Span{
-					Span: sp, Resource: rs.Resource(), Scope: ss.Scope(),
+					Pdata: sp, Resource: rs.Resource(), Scope: ss.Scope(),
 					ID: sp.SpanID(), ParentID: sp.ParentSpanID(),
 				})
 			}

@@ -91,7 +91,7 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 		if found.at == nil {
 			continue
 		}
-		l := found.at.Span.Links().At(found.link)
+		l := found.at.Pdata.Links().At(found.link)
 		if l.TraceID() == g.TraceID {
 			g.localLinkEdge(inv, local.byID[l.SpanID()], local)
 			continue
@@ -103,8 +103,8 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 		name := "trace " + l.TraceID().String()
 		var via *Span
 		if h := replayed[inv.Span.ID]; h != nil {
-			name, ref.Resolution, via = attrStr(h.Span, AttrSource), LinkByHandoffSpan, h
-			if id, ok := parseSpanID(attrStr(h.Span, AttrSourceSpanID)); ok {
+			name, ref.Resolution, via = attrStr(h.Pdata, AttrSource), LinkByHandoffSpan, h
+			if id, ok := parseSpanID(attrStr(h.Pdata, AttrSourceSpanID)); ok {
 				ref.SpanID = id
 			}
 		} else {
@@ -126,7 +126,7 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 // usableLink is the index of s's first link that can name a sender: one into another
 // trace, or one to a span of this trace that an agent run owns. -1: none.
 func (g *Graph) usableLink(s *Span, local **localIndex) int {
-	links := s.Span.Links()
+	links := s.Pdata.Links()
 	for i := 0; i < links.Len(); i++ {
 		l := links.At(i)
 		switch {
@@ -215,10 +215,10 @@ func (g *Graph) replayedRemoteHandoffs() map[pcommon.SpanID]*Span {
 	out := map[pcommon.SpanID]*Span{}
 	for _, s := range g.Spans {
 		g.work++
-		if !isReplayedRemoteHandoff(s) || attrStr(s.Span, AttrSource) == "" {
+		if !isReplayedRemoteHandoff(s) || attrStr(s.Pdata, AttrSource) == "" {
 			continue
 		}
-		if id, ok := parseSpanID(attrStr(s.Span, AttrTargetSpanID)); ok {
+		if id, ok := parseSpanID(attrStr(s.Pdata, AttrTargetSpanID)); ok {
 			out[id] = s
 		}
 	}
@@ -227,7 +227,7 @@ func (g *Graph) replayedRemoteHandoffs() map[pcommon.SpanID]*Span {
 
 // isReplayedRemoteHandoff: one of our HANDOFF spans whose sender ran in another trace.
 func isReplayedRemoteHandoff(s *Span) bool {
-	return s.Role == RoleHandoff && s.RoleSource == "scope" && attrStr(s.Span, AttrSourceTraceID) != ""
+	return s.Role == RoleHandoff && s.RoleSource == "scope" && attrStr(s.Pdata, AttrSourceTraceID) != ""
 }
 
 // parseSpanID reads a span id written as 16 hex digits.

@@ -93,7 +93,7 @@ func TestCrossServiceTrace(t *testing.T) {
 	ws := invocationNamed(t, g, "weather_specialist")
 	svc, _ = ws.Span.Resource.Attributes().Get("service.name")
 	require.Equal(t, "realclient-google-adk", svc.Str())
-	require.Equal(t, "execute_tool get_weather", hello.In.Via.Span.Name(), "the tool that made the HTTP call")
+	require.Equal(t, "execute_tool get_weather", hello.In.Via.Pdata.Name(), "the tool that made the HTTP call")
 	// Each side keeps its own tool calls; the subtree of the caller holds the remote work.
 	// The call that reached the remote agent is a delegation call (agent as tool), not one
 	// of weather_specialist's tool calls.
@@ -105,7 +105,7 @@ func TestCrossServiceTrace(t *testing.T) {
 
 	for _, s := range g.Spans {
 		if s.Scope.Name() == agentgraphtest.HTTPScope {
-			require.Equal(t, RoleOther, s.Role, "%s", s.Span.Name())
+			require.Equal(t, RoleOther, s.Role, "%s", s.Pdata.Name())
 			require.Equal(t, ws, s.Owner(), "the HTTP spans belong to the caller")
 		}
 	}

@@ -91,7 +91,7 @@ func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
 			if llmChild == nil {
 				continue
 			}
-			target, p = llmChild.Span, rest
+			target, p = llmChild.Pdata, rest
 		}
 		if t, ok := lookupPlace(target, p); ok {
 			return Value{Text: t, Source: place}

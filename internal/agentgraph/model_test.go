@@ -43,8 +43,8 @@ func TestRunStatusOnCaptures(t *testing.T) {
 	// approval): status set to the interrupt on the loaded copy.
 	td := capture(t, "langgraph-ok")
 	g = onlyGraph(t, td)
-	invocationNamed(t, g, "weather_specialist").Span.Span.Status().SetCode(ptrace.StatusCodeError)
-	invocationNamed(t, g, "weather_specialist").Span.Span.Status().SetMessage("GraphInterrupt(approve the forecast?)")
+	invocationNamed(t, g, "weather_specialist").Span.Pdata.Status().SetCode(ptrace.StatusCodeError)
+	invocationNamed(t, g, "weather_specialist").Span.Pdata.Status().SetMessage("GraphInterrupt(approve the forecast?)")
 	g = onlyGraph(t, td)
 	require.Equal(t, RunStatus{State: StatusAwaitingApproval, Why: "GraphInterrupt on the agent span"},
 		invocationNamed(t, g, "weather_specialist").Status())
@@ -56,16 +56,16 @@ func TestRunStatusOnCaptures(t *testing.T) {
 	g = onlyGraph(t, td)
 	spec := invocationNamed(t, g, "weather_specialist")
 	require.Equal(t, StatusCompleted, spec.Status().State, "the capture's specialist handled the tool error")
-	spec.Span.Span.Status().SetCode(ptrace.StatusCodeError)
-	spec.Span.Span.Status().SetMessage("weather service: unknown city Atlantis")
+	spec.Span.Pdata.Status().SetCode(ptrace.StatusCodeError)
+	spec.Span.Pdata.Status().SetMessage("weather service: unknown city Atlantis")
 	g = onlyGraph(t, td)
 	spec = invocationNamed(t, g, "weather_specialist")
 	require.Equal(t, RunStatus{State: StatusFailed, Why: "error on the agent span (status)", Error: "weather service: unknown city Atlantis"}, spec.Status())
 
 	// agent.run.status overrides the evidence; other values are ignored.
-	spec.Span.Span.Attributes().PutStr(AttrRunStatus, "completed")
+	spec.Span.Pdata.Attributes().PutStr(AttrRunStatus, "completed")
 	require.Equal(t, RunStatus{State: StatusCompleted, Why: "attribute " + AttrRunStatus, Error: "weather service: unknown city Atlantis"}, spec.Status())
-	spec.Span.Span.Attributes().PutStr(AttrRunStatus, "paused")
+	spec.Span.Pdata.Attributes().PutStr(AttrRunStatus, "paused")
 	require.Equal(t, StatusFailed, spec.Status().State)
 
 	// An awaiting_approval event on one of the triage's own call spans (its transfer call,
@@ -73,7 +73,7 @@ func TestRunStatusOnCaptures(t *testing.T) {
 	triage = invocationNamed(t, g, "triage")
 	require.False(t, triage.AwaitingApproval())
 	require.Len(t, triage.DelegationCalls, 1)
-	triage.DelegationCalls[0].Span.Span.Events().AppendEmpty().SetName(EventAwaitingApproval)
+	triage.DelegationCalls[0].Span.Pdata.Events().AppendEmpty().SetName(EventAwaitingApproval)
 	require.True(t, triage.AwaitingApproval())
 	require.Equal(t, RunStatus{State: StatusAwaitingApproval, Why: "event " + EventAwaitingApproval + " recorded"}, triage.Status())
 }
@@ -105,9 +105,9 @@ func TestTestContextPlaces(t *testing.T) {
 	g.RootSpan.Resource.Attributes().PutStr("test.context.charge_id", "ch_resource")
 	g.RootSpan.Resource.Attributes().PutStr("test.context.fixture", "resource")
 	g.RootSpan.Resource.Attributes().PutStr("test.context.", "no key: ignored")
-	g.Root.Span.Span.Attributes().PutStr("test.context.fixture", "root agent")
-	g.Root.Span.Span.Attributes().PutInt("test.context.attempt", 2)
-	g.RootSpan.Span.Attributes().PutStr("test.context.attempt", "root span")
+	g.Root.Span.Pdata.Attributes().PutStr("test.context.fixture", "root agent")
+	g.Root.Span.Pdata.Attributes().PutInt("test.context.attempt", 2)
+	g.RootSpan.Pdata.Attributes().PutStr("test.context.attempt", "root span")
 	require.Equal(t, map[string]any{"charge_id": "ch_resource", "fixture": "root agent", "attempt": "root span"}, g.TestContext())
 }
 
@@ -148,7 +148,7 @@ func TestToolCallArgsAndTargets(t *testing.T) {
 	triage, spec := invocationNamed(t, g, "triage"), invocationNamed(t, g, "weather_specialist")
 	require.Equal(t, "transfer_to_agent", triage.DelegationCalls[0].Name)
 	require.Equal(t, "weather_specialist", triage.DelegationCalls[0].TriggerTarget())
-	require.False(t, triage.DelegationCalls[0].IsSeedTrigger())
+	require.False(t, triage.DelegationCalls[0].IsTriggerAgentCall())
 	params, ok := spec.ToolCalls[0].ParsedArgs()
 	require.True(t, ok)
 	require.Equal(t, map[string]any{"city": "Paris"}, params)
@@ -172,7 +172,7 @@ func TestToolCallArgsAndTargets(t *testing.T) {
 
 	// The seed's trigger_agent names its target in an argument, whether or not it ran.
 	tc := &ToolCall{Name: "trigger_agent", Args: Value{Text: `{"agent_name":"billing","payload":{"n":4},"wait_for_response":false}`, Source: "gen_ai.tool.call.arguments"}}
-	require.True(t, tc.IsSeedTrigger())
+	require.True(t, tc.IsTriggerAgentCall())
 	require.Equal(t, "billing", tc.TriggerTarget())
 	params, ok = tc.ParsedArgs()
 	require.True(t, ok)
@@ -206,7 +206,7 @@ func TestRecoveryMarkers(t *testing.T) {
 	}
 	require.NotNil(t, failed)
 	require.Equal(t, map[string]any{"city": "Atlantis"}, failed.ToolCall().Params())
-	ev := spec.Span.Span.Events().AppendEmpty()
+	ev := spec.Span.Pdata.Events().AppendEmpty()
 	ev.SetName("recovery")
 	ev.SetTimestamp(failed.End())
 	ev.Attributes().PutStr(AttrRecovery, "fallback")
@@ -218,11 +218,11 @@ func TestRecoveryMarkers(t *testing.T) {
 	require.False(t, ok)
 
 	llm := triage.LLMCalls()[0]
-	llm.Span.Attributes().PutStr(AttrRecovery, "escalation")
+	llm.Pdata.Attributes().PutStr(AttrRecovery, "escalation")
 	v, ok = llm.Recovery(spec.Span.End())
 	require.True(t, ok, "an attribute counts whatever the time")
 	require.Equal(t, "escalation", v)
-	llm.Span.Attributes().PutStr(AttrRecovery, "")
+	llm.Pdata.Attributes().PutStr(AttrRecovery, "")
 	require.False(t, llm.HasRecovery(), "an empty marker is none")
 }
 
@@ -235,11 +235,11 @@ func TestScanBatchMarkers(t *testing.T) {
 
 	// The processor releases the trace early and forwards one span late.
 	g.MarkIncomplete("timeout")
-	v, ok := g.RootSpan.Span.Attributes().Get(AttrReleaseReason)
+	v, ok := g.RootSpan.Pdata.Attributes().Get(AttrReleaseReason)
 	require.True(t, ok)
 	require.Equal(t, "timeout", v.Str())
 	lateSpan := g.Invocations[1].Span
-	lateSpan.Span.Attributes().PutBool(AttrLateSpan, true)
+	lateSpan.Pdata.Attributes().PutBool(AttrLateSpan, true)
 	scan = ScanBatch(td)
 	require.Equal(t, map[pcommon.TraceID]*BatchTrace{g.TraceID: {Kept: n - 1, Late: 1, Complete: false}}, scan)
 

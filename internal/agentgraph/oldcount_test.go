@@ -27,7 +27,7 @@ func callCounts(g *Graph) []string {
 			inv.Subtree.ToolCalls, inv.Subtree.DelegationCalls))
 	}
 	for _, e := range g.Edges {
-		out = append(out, fmt.Sprintf("edge %s -> %s %s via %s payload %s", e.From.Name, e.To.Name, e.Detection, e.Via.Span.Name(), e.Payload.Text))
+		out = append(out, fmt.Sprintf("edge %s -> %s %s via %s payload %s", e.From.Name, e.To.Name, e.Detection, e.Via.Pdata.Name(), e.Payload.Text))
 	}
 	return out
 }

@@ -40,7 +40,7 @@ var rawAccessors = map[string]bool{"Attributes": true, "Events": true, "Links": 
 // pdataMethods are the methods of the pdata types a Span wraps, by the Span field that
 // holds each (Span, Resource, Scope): calling one through the field reads the raw span.
 var pdataMethods = map[string]map[string]bool{
-	"Span":     methodNames(reflect.TypeOf(ptrace.Span{})),
+	"Pdata":    methodNames(reflect.TypeOf(ptrace.Span{})),
 	"Resource": methodNames(reflect.TypeOf(pcommon.Resource{})),
 	"Scope":    methodNames(reflect.TypeOf(pcommon.InstrumentationScope{})),
 }
@@ -54,7 +54,7 @@ func methodNames(t reflect.Type) map[string]bool {
 }
 
 // rawReads parses one Go file and reports, as "file:line: what", every raw read: a call
-// of Attributes(), Events() or Links(); a selector X.Span.Span (the pdata span behind a
+// of Attributes(), Events() or Links(); a selector X.Pdata (the pdata span behind a
 // Span, or its ToolCall's or Invocation's); a pdata method called through a Span's field
 // (s.Span.Name(), s.Resource.Attributes(), s.Scope.Name()). The checks are syntactic (no
 // type information): a pdata span copied into a local variable and read there by another
@@ -78,17 +78,17 @@ func rawReads(fset *token.FileSet, name string, src any) ([]string, error) {
 			}
 			if rawAccessors[sel.Sel.Name] && len(n.Args) == 0 {
 				report(n, "calls ."+sel.Sel.Name+"()")
-				return true
+				return false // one report per read, not another for its X.Pdata
 			}
 			if field, ok := sel.X.(*ast.SelectorExpr); ok && pdataMethods[field.Sel.Name][sel.Sel.Name] {
-				if field.Sel.Name == "Span" && isSpanSpan(field) {
-					return true // reported as X.Span.Span below
+				if isPdataSpan(field) {
+					return true // reported as X.Pdata below
 				}
 				report(n, fmt.Sprintf("calls the pdata method .%s.%s()", field.Sel.Name, sel.Sel.Name))
 			}
 		case *ast.SelectorExpr:
-			if isSpanSpan(n) {
-				report(n, "reads the pdata span .Span.Span")
+			if isPdataSpan(n) {
+				report(n, "reads the pdata span .Pdata")
 			}
 		}
 		return true
@@ -96,11 +96,8 @@ func rawReads(fset *token.FileSet, name string, src any) ([]string, error) {
 	return out, nil
 }
 
-// isSpanSpan: the selector is X.Span.Span.
-func isSpanSpan(s *ast.SelectorExpr) bool {
-	inner, ok := s.X.(*ast.SelectorExpr)
-	return ok && s.Sel.Name == "Span" && inner.Sel.Name == "Span"
-}
+// isPdataSpan: the selector is X.Pdata, the pdata span behind a Span.
+func isPdataSpan(s *ast.SelectorExpr) bool { return s.Sel.Name == "Pdata" }
 
 // moduleRoot is the folder of the repository's go.mod.
 func moduleRoot(t *testing.T) string {
@@ -184,16 +181,16 @@ func TestRawReadsFound(t *testing.T) {
 	src := `package rules
 
 func old() {
-	if v, ok := span.Span.Attributes().Get(AttrRunStatus); ok {}
+	if v, ok := span.Pdata.Attributes().Get(AttrRunStatus); ok {}
 	events := s.Events()
 	add(g.RootSpan.Resource.Attributes())
-	vars["root_span_name"] = g.RootSpan.Span.Name()
-	start := uint64(e.To.Span.Span.StartTimestamp())
-	if root.Span.Status().Code() == ptrace.StatusCodeError {}
-	l := found.Span.Links().At(0)
+	vars["root_span_name"] = g.RootSpan.Pdata.Name()
+	start := uint64(e.To.Span.Pdata.StartTimestamp())
+	if root.Pdata.Status().Code() == ptrace.StatusCodeError {}
+	l := found.Pdata.Links().At(0)
 	scope := inv.Span.Scope.Name()
 	attrs := sp.Attributes()
-	raw := inv.Span.Span
+	raw := inv.Span.Pdata
 }
 
 func fine() {
@@ -212,12 +209,12 @@ func fine() {
 		"old.go:4:14: calls .Attributes()",
 		"old.go:5:12: calls .Events()",
 		"old.go:6:6: calls .Attributes()",
-		"old.go:7:27: calls the pdata method .Span.Name()",
-		"old.go:8:18: reads the pdata span .Span.Span",
-		"old.go:9:5: calls the pdata method .Span.Status()",
+		"old.go:7:27: reads the pdata span .Pdata",
+		"old.go:8:18: reads the pdata span .Pdata",
+		"old.go:9:5: reads the pdata span .Pdata",
 		"old.go:10:7: calls .Links()",
 		"old.go:11:11: calls the pdata method .Scope.Name()",
 		"old.go:12:11: calls .Attributes()",
-		"old.go:13:9: reads the pdata span .Span.Span",
+		"old.go:13:9: reads the pdata span .Pdata",
 	}, got)
 }

@@ -47,7 +47,7 @@ func (a *envelope) addSelf(inv *Invocation) {
 		}
 		return
 	}
-	a.cover(inv.Span.Span.StartTimestamp(), inv.Span.Span.EndTimestamp())
+	a.cover(inv.Span.Pdata.StartTimestamp(), inv.Span.Pdata.EndTimestamp())
 }
 
 func (a *envelope) cover(start, end pcommon.Timestamp) {

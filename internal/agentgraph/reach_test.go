@@ -48,7 +48,7 @@ func naiveSubtree(inv *Invocation) Rollup {
 			}
 			continue
 		}
-		st, en := o.Span.Span.StartTimestamp(), o.Span.Span.EndTimestamp()
+		st, en := o.Span.Pdata.StartTimestamp(), o.Span.Pdata.EndTimestamp()
 		if first {
 			start, end, first = st, en, false
 		}

@@ -15,9 +15,9 @@ import (
 // transfer call, the agent-as-tool call, the explicit handoff span), else the receiver's start.
 func DispatchStart(e *Edge) pcommon.Timestamp {
 	if e.Via != nil {
-		return e.Via.Span.StartTimestamp()
+		return e.Via.Pdata.StartTimestamp()
 	}
-	return e.To.Span.Span.StartTimestamp()
+	return e.To.Span.Pdata.StartTimestamp()
 }
 
 // DispatchRounds groups inv.Out by the model response that issued each dispatch: the
@@ -37,7 +37,7 @@ func (inv *Invocation) DispatchRounds() [][]*Edge {
 	list := make([]issued, len(inv.Out))
 	for i, e := range inv.Out {
 		d := DispatchStart(e)
-		k := sort.Search(len(inv.llms), func(j int) bool { return inv.llms[j].Span.StartTimestamp() > d })
+		k := sort.Search(len(inv.llms), func(j int) bool { return inv.llms[j].Pdata.StartTimestamp() > d })
 		list[i] = issued{e, k}
 	}
 	sort.SliceStable(list, func(i, j int) bool { return DispatchStart(list[i].e) < DispatchStart(list[j].e) })

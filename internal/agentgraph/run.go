@@ -64,7 +64,7 @@ func (inv *Invocation) Status() RunStatus {
 	if st.State == StatusCompleted && inv.AwaitingApproval() {
 		st.State, st.Why = StatusAwaitingApproval, "event "+EventAwaitingApproval+" recorded"
 	}
-	if v, ok := span.Span.Attributes().Get(AttrRunStatus); ok {
+	if v, ok := span.Pdata.Attributes().Get(AttrRunStatus); ok {
 		switch s := v.AsString(); s {
 		case StatusCompleted, StatusFailed, StatusAwaitingApproval:
 			st.State, st.Why = s, "attribute "+AttrRunStatus
@@ -77,12 +77,12 @@ func (inv *Invocation) Status() RunStatus {
 // EventAwaitingApproval event on the agent span or on one of its own tool spans (a run
 // that stopped at a pending approval).
 func (inv *Invocation) AwaitingApproval() bool {
-	if hasEvent(inv.Span.Span, EventAwaitingApproval) {
+	if hasEvent(inv.Span.Pdata, EventAwaitingApproval) {
 		return true
 	}
 	for _, calls := range [][]*ToolCall{inv.ToolCalls, inv.DelegationCalls} {
 		for _, tc := range calls {
-			if hasEvent(tc.Span.Span, EventAwaitingApproval) {
+			if hasEvent(tc.Span.Pdata, EventAwaitingApproval) {
 				return true // an approval asked on a tool call, or on a transfer
 			}
 		}
@@ -103,10 +103,10 @@ func hasEvent(s ptrace.Span, name string) bool {
 // HasRecovery reports whether the span records a recovery (a non-empty AttrRecovery on the
 // span or on one of its events).
 func (s *Span) HasRecovery() bool {
-	if v, ok := s.Span.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
+	if v, ok := s.Pdata.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
 		return true
 	}
-	events := s.Span.Events()
+	events := s.Pdata.Events()
 	for i := 0; i < events.Len(); i++ {
 		if v, ok := events.At(i).Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
 			return true
@@ -118,10 +118,10 @@ func (s *Span) HasRecovery() bool {
 // Recovery is the recovery the span records: its own AttrRecovery attribute, else that of
 // its first event at or after t.
 func (s *Span) Recovery(t pcommon.Timestamp) (string, bool) {
-	if v, ok := s.Span.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
+	if v, ok := s.Pdata.Attributes().Get(AttrRecovery); ok && v.AsString() != "" {
 		return v.AsString(), true
 	}
-	events := s.Span.Events()
+	events := s.Pdata.Events()
 	for i := 0; i < events.Len(); i++ {
 		ev := events.At(i)
 		if ev.Timestamp() < t {

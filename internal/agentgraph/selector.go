@@ -32,10 +32,10 @@ func (g *Graph) TestContext() map[string]any {
 		add(g.Root.Span.Resource.Attributes())
 	}
 	if g.Root != nil {
-		add(g.Root.Span.Span.Attributes())
+		add(g.Root.Span.Pdata.Attributes())
 	}
 	if g.RootSpan != nil {
-		add(g.RootSpan.Span.Attributes())
+		add(g.RootSpan.Pdata.Attributes())
 	}
 	return ctx
 }
@@ -65,13 +65,13 @@ func (g *Graph) Selector() Selector {
 		sel.Agents = append(sel.Agents, inv.Name)
 	}
 	if g.RootSpan != nil {
-		sel.RootSpanName = g.RootSpan.Span.Name()
+		sel.RootSpanName = g.RootSpan.Pdata.Name()
 		res := g.RootSpan.Resource.Attributes()
 		sel.Resource = res.AsRaw()
 		if v, ok := res.Get("service.name"); ok {
 			sel.ServiceName = v.AsString()
 		}
-		sel.Attributes = g.RootSpan.Span.Attributes().AsRaw()
+		sel.Attributes = g.RootSpan.Pdata.Attributes().AsRaw()
 	}
 	return sel
 }

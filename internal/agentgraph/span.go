@@ -10,18 +10,18 @@ import (
 // package is the only reader of raw spans).
 
 // Start is the span's start time.
-func (s *Span) Start() pcommon.Timestamp { return s.Span.StartTimestamp() }
+func (s *Span) Start() pcommon.Timestamp { return s.Pdata.StartTimestamp() }
 
 // End is the span's end time (0: the span has none).
-func (s *Span) End() pcommon.Timestamp { return s.Span.EndTimestamp() }
+func (s *Span) End() pcommon.Timestamp { return s.Pdata.EndTimestamp() }
 
 // SpanName is the span's own name, as the instrumentation wrote it (Name is the agent or
 // tool name the chains resolved).
-func (s *Span) SpanName() string { return s.Span.Name() }
+func (s *Span) SpanName() string { return s.Pdata.Name() }
 
 // StatusError reports whether the span's status code is ERROR. Error says more: it is also
 // set from error attributes and exception events, and cleared for framework control flow.
-func (s *Span) StatusError() bool { return s.Span.Status().Code() == ptrace.StatusCodeError }
+func (s *Span) StatusError() bool { return s.Pdata.Status().Code() == ptrace.StatusCodeError }
 
 // InvocationOf is the invocation whose agent span s is (nil: s is not an agent span of
 // this graph).

@@ -124,7 +124,7 @@ func (g *Graph) Summarize() Summary {
 			ToIndex: e.To.Index, Detection: e.Detection,
 		}
 		if e.Via != nil {
-			es.Via = e.Via.Span.Name()
+			es.Via = e.Via.Pdata.Name()
 		}
 		if e.Said.Found() {
 			es.SaidSource = e.Said.Source

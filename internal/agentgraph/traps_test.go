@@ -94,7 +94,7 @@ func TestTraps(t *testing.T) {
 			},
 			check: func(t *testing.T, g *Graph) {
 				for _, s := range g.Spans {
-					require.Nil(t, s.Error, s.Span.Name())
+					require.Nil(t, s.Error, s.Pdata.Name())
 				}
 			},
 		},
@@ -163,7 +163,7 @@ func TestTraps(t *testing.T) {
 				require.Len(t, g.Edges, 1)
 				require.Equal(t, DetectHandoffSpan, g.Edges[0].Detection)
 				require.Equal(t, 0, AppendHandoffs(g, ptrace.NewTraces(), ContentPolicy{}), "enriched, no twin")
-				v, ok := g.Edges[0].Via.Span.Attributes().Get(AttrTarget)
+				v, ok := g.Edges[0].Via.Pdata.Attributes().Get(AttrTarget)
 				require.True(t, ok)
 				require.Equal(t, "b", v.Str())
 			},
@@ -269,7 +269,7 @@ func TestPhoenixCorpus(t *testing.T) {
 	sub := BuildAll(readTraces(t, filepath.Join(dir, "phoenix-pxi-subagent.otlp.json")), Options{})[0]
 	require.Len(t, sub.Edges, 1)
 	require.Equal(t, "pxi.turn -> ServerAgent.iter agent_as_tool call_subagent",
-		sub.Edges[0].From.Name+" -> "+sub.Edges[0].To.Name+" "+sub.Edges[0].Detection+" "+sub.Edges[0].Via.Span.Name())
+		sub.Edges[0].From.Name+" -> "+sub.Edges[0].To.Name+" "+sub.Edges[0].Detection+" "+sub.Edges[0].Via.Pdata.Name())
 	require.Equal(t, 16, sub.Invocations[1].Self.LLMCalls)
 
 	turn := BuildAll(readTraces(t, filepath.Join(dir, "phoenix-pxi-turn-error.otlp.json")), Options{})[0]

@@ -33,7 +33,7 @@ type Wrapper struct {
 
 // wrapperKind names the kind of a workflow span.
 func wrapperKind(s *Span) string {
-	switch attrStr(s.Span, "gen_ai.operation.name") {
+	switch attrStr(s.Pdata, "gen_ai.operation.name") {
 	case "invoke_swarm":
 		return WrapperSwarm
 	case "invoke_graph":
@@ -75,7 +75,7 @@ func (g *Graph) collectWrappers() {
 		}
 		for i := len(chain) - 1; i >= 0; i-- {
 			s := chain[i]
-			wr := &Wrapper{Span: s, Kind: wrapperKind(s), Name: wrapperName(s.Span)}
+			wr := &Wrapper{Span: s, Kind: wrapperKind(s), Name: wrapperName(s.Pdata)}
 			if s.group != nil {
 				wr.Parent = byspan[s.group]
 			}

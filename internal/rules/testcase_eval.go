@@ -649,7 +649,7 @@ func viaCall(e *agentgraph.Edge) *agentgraph.ToolCall {
 //  3. otherwise (sub-agent, agent-as-tool, trigger without the flag) the receiver's agent
 //     span ending after the sender's agent span ended means nobody waited for it.
 func fireAndForget(e *agentgraph.Edge, call *agentgraph.ToolCall) (bool, string) {
-	if call != nil && call.IsSeedTrigger() {
+	if call != nil && call.IsTriggerAgentCall() {
 		params, _ := call.ParsedArgs()
 		if w, ok := params["wait_for_response"].(bool); ok {
 			if !w {
