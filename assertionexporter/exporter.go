@@ -110,6 +110,7 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 		return nil, err
 	}
 	e.window = rules.NewGateWindow(e.gates)
+	e.telemetry.prepare(e.eval.Cases())
 	return e, nil
 }
 
