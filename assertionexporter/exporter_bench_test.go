@@ -100,7 +100,7 @@ func BenchmarkExporterTrace(b *testing.B) {
 			defer func() { _ = exp.Shutdown(context.Background()) }()
 			b.ReportAllocs()
 			i := 0
-			cpu0 := cpuTime()
+			cpu0 := perfProcessCPU()
 			for b.Loop() {
 				tr := traces[i%len(traces)]
 				if err := exp.ConsumeTraces(tr.ctx, tr.td); err != nil {
@@ -114,12 +114,12 @@ func BenchmarkExporterTrace(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rules), "ns/trace/rule")
 			// Process CPU (garbage collection included): steadier than wall time on a
 			// shared machine.
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N*rules), "cpu-ns/trace/rule")
+			b.ReportMetric(float64((perfProcessCPU()-cpu0).Nanoseconds())/float64(b.N*rules), "cpu-ns/trace/rule")
 		})
 	}
 }
 
-func cpuTime() time.Duration {
+func perfProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
