@@ -37,7 +37,7 @@ func (p *handoffProcessor) assemble(rs []release) []unit {
 	built := make([]time.Duration, len(rs))
 	for i, r := range rs {
 		began := time.Now()
-		graphs[i] = agentgraph.Build(r.trace.id, agentgraph.SpansOf(r.trace.data)[r.trace.id], p.graphOpts)
+		graphs[i] = agentgraph.Build(r.trace.id, agentgraph.SpansOfTrace(r.trace.data), p.graphOpts)
 		p.links.remember(graphs[i])
 		built[i] = time.Since(began)
 	}

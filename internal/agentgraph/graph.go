@@ -48,6 +48,9 @@ type Span struct {
 	// llmBelow is true when an LLM span sits anywhere below this span; llmBelowOwn when
 	// one sits below it without an agent span in between (a wrapped, double-counted call).
 	llmBelow, llmBelowOwn bool
+	// walk is link's mark while it cuts parent loops: 0 unseen, 1 on the current walk up,
+	// 2 done.
+	walk uint8
 }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
@@ -362,22 +365,24 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	}
 	// A parent loop (A under B under A) has no root; walk up with a per-walk mark and cut
 	// the link that closes the loop.
-	state := make(map[*Span]int, len(g.Spans)) // 0 unseen, 1 on current walk, 2 done
+	for _, s := range g.Spans {
+		s.walk = 0
+	}
 	var path []*Span
 	for _, s := range g.Spans {
 		path = path[:0]
-		for cur := s; cur != nil && state[cur] == 0; cur = cur.parent {
+		for cur := s; cur != nil && cur.walk == 0; cur = cur.parent {
 			g.work++
-			state[cur] = 1
+			cur.walk = 1
 			path = append(path, cur)
-			if cur.parent != nil && state[cur.parent] == 1 {
+			if cur.parent != nil && cur.parent.walk == 1 {
 				cur.parent = nil
 				g.BrokenLinks++
 				break
 			}
 		}
 		for _, p := range path {
-			state[p] = 2
+			p.walk = 2
 		}
 	}
 	var tops []*Span
