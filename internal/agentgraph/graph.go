@@ -481,6 +481,9 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 			inv.llms = append(inv.llms, s)
 		}
 	}
+	// An agent offers the same tool definitions on every run (and every model call of a
+	// run carries them): the names in one definitions text are read once per trace.
+	toolSets := map[string][]string{}
 	for _, inv := range g.Invocations {
 		var first, last *Span
 		if len(inv.llms) > 0 {
@@ -489,7 +492,12 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 		inv.Input = resolve(inv.Span.Pdata, chains.Input, first)
 		inv.Output = resolve(inv.Span.Pdata, chains.Output, last)
 		if tools := resolve(inv.Span.Pdata, chains.AllowedTools, first); tools.Found() {
-			inv.AllowedTools = toolNames(tools.Text)
+			names, ok := toolSets[tools.Text]
+			if !ok {
+				names = toolNames(tools.Text)
+				toolSets[tools.Text] = names
+			}
+			inv.AllowedTools = slices.Clone(names)
 			inv.AllowedFrom = tools.Source
 		}
 	}
