@@ -51,6 +51,8 @@ type Span struct {
 	// walk is link's mark while it cuts parent loops: 0 unseen, 1 on the current walk up,
 	// 2 done.
 	walk uint8
+	// kids is link's count of children, to size children in one allocation for all spans.
+	kids int32
 }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
@@ -385,7 +387,26 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 			p.walk = 2
 		}
 	}
-	var tops []*Span
+	// Every span's children share one array, each span's part sized by a first count.
+	ntops := 0
+	for _, s := range g.Spans {
+		s.kids = 0
+	}
+	for _, s := range g.Spans {
+		if s.parent != nil {
+			s.parent.kids++
+		} else {
+			ntops++
+		}
+	}
+	kids := make([]*Span, len(g.Spans)-ntops)
+	off := 0
+	for _, s := range g.Spans {
+		if s.kids > 0 {
+			s.children, off = kids[off:off:off+int(s.kids)], off+int(s.kids)
+		}
+	}
+	tops := make([]*Span, 0, ntops)
 	for _, s := range g.Spans {
 		g.work++
 		if s.parent != nil {
@@ -401,7 +422,7 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	// traces can be deep: every later pass walks it forwards (parents first) or backwards
 	// (children first) once.
 	g.preorder = make([]*Span, 0, len(g.Spans))
-	stack := make([]*Span, 0, len(tops))
+	stack := make([]*Span, 0, len(g.Spans)) // never more than every span: one allocation
 	for i := len(tops) - 1; i >= 0; i-- {
 		stack = append(stack, tops[i])
 	}
