@@ -25,7 +25,11 @@ type fragment struct {
 // belong to one trace move with their resource and scopes as they are (no resource copy,
 // no span copied into a new one); a scope's spans that all belong to one trace move as one
 // slice. Only a scope mixing traces is split span by span.
-func splitByTrace(td ptrace.Traces) []*fragment {
+func splitByTrace(td ptrace.Traces) []*fragment { return split(td, true) }
+
+// split is splitByTrace; whole false moves every span on its own (the definition the
+// tests compare the whole moves with).
+func split(td ptrace.Traces, whole bool) []*fragment {
 	var order []*fragment
 	byID := make(map[pcommon.TraceID]*fragment)
 	get := func(id pcommon.TraceID) *fragment {
@@ -41,7 +45,7 @@ func splitByTrace(td ptrace.Traces) []*fragment {
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		sss := rs.ScopeSpans()
-		if id, n, root, ok := oneTrace(rs); ok {
+		if id, n, root, ok := oneTrace(rs); whole && ok {
 			if n == 0 {
 				continue // no spans: nothing to keep, as span by span
 			}
@@ -56,7 +60,7 @@ func splitByTrace(td ptrace.Traces) []*fragment {
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			spans := ss.Spans()
-			if id, root, ok := oneTraceSpans(spans); ok && spans.Len() > 0 {
+			if id, root, ok := oneTraceSpans(spans); whole && ok && spans.Len() > 0 {
 				f := get(id)
 				f.scope(rs, ss, i, j)
 				f.spans += spans.Len()

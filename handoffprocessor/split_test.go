@@ -11,43 +11,12 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
-// splitSpanBySpan is splitByTrace's definition: every span moved on its own into its
-// trace's fragment, under a copy of its resource and scope.
-func splitSpanBySpan(td ptrace.Traces) []*fragment {
-	var order []*fragment
-	byID := make(map[pcommon.TraceID]*fragment)
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				f := byID[sp.TraceID()]
-				if f == nil {
-					f = &fragment{id: sp.TraceID(), data: ptrace.NewTraces(), rsIdx: -1, ssIdx: -1}
-					byID[f.id] = f
-					order = append(order, f)
-				}
-				f.scope(rs, ss, i, j)
-				if sp.ParentSpanID().IsEmpty() {
-					f.hasRoot = true
-				}
-				sp.MoveTo(f.ss.AppendEmpty())
-				f.spans++
-			}
-		}
-	}
-	return order
-}
-
 // TestSplitMovesWholeResourcesAndScopes: splitting a batch moving whole resources and
 // scopes where they hold one trace gives exactly the fragments of moving every span on its
-// own, whatever the batch's layout: a resource per trace, a scope per trace under one
-// resource, the traces' spans interleaved in one scope, a mix of them, with empty scopes
-// and resources. The traces are real captures under distinct trace ids.
+// own (split without the whole moves), whatever the batch's layout: a resource per trace,
+// a scope per trace under one resource, the traces' spans interleaved in one scope, a mix
+// of them, with empty scopes and resources. The traces are real captures under distinct
+// trace ids.
 func TestSplitMovesWholeResourcesAndScopes(t *testing.T) {
 	var traces []ptrace.Traces
 	for i, name := range []string{adkOK, strandsOK, "strands-agent-tool"} {
@@ -123,7 +92,7 @@ func TestSplitMovesWholeResourcesAndScopes(t *testing.T) {
 		"resource per trace": perResource, "scope per trace": perScope, "interleaved": interleaved, "mixed": mixed,
 	} {
 		t.Run(name, func(t *testing.T) {
-			want, got := splitSpanBySpan(layout()), splitByTrace(layout())
+			want, got := split(layout(), false), splitByTrace(layout())
 			require.Len(t, got, len(want))
 			for i := range want {
 				require.Equal(t, want[i].id, got[i].id)
