@@ -195,11 +195,13 @@ bench: $(BENCHSTAT)
 	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee $(BUILD_DIR)/bench.txt
 	$(BENCHSTAT) $(if $(BENCH_BASE),$(BENCH_BASE)) $(BUILD_DIR)/bench.txt
 
-## loadtest: the built collector under sustained OTLP/HTTP load on loopback (bare vs full
-## pipeline): spans/s, CPU-seconds per million spans, peak RSS, nothing lost
-LOAD_DURATION ?= 20s
+## loadtest: the built collector under sustained OTLP/HTTP load on loopback, bare vs
+## tail_sampling vs the full pipeline, at LOAD_RATE spans/s and at saturation (about 2 minutes):
+## spans/s, CPU-seconds per million spans, peak RSS, retained bytes per span, nothing lost
+LOAD_DURATION ?= 15s
+LOAD_RATE ?= 50000
 loadtest: $(BINARY)
-	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION)
+	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE)
 
 ## generate: run mdatagen in every component, then format
 generate: $(MDATAGEN)

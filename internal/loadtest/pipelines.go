@@ -1,0 +1,135 @@
+package loadtest
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Pipeline is one collector config of the comparison.
+type Pipeline struct {
+	Name string
+	// Config is the collector config; %[1]d = OTLP/HTTP port, %[2]d = health port,
+	// %[3]d = metrics port.
+	Config string
+	// FeatureGates is passed to --feature-gates when set.
+	FeatureGates string
+	// OutMetric (with OutLabels) counts the received spans that left the pipeline.
+	OutMetric string
+	OutLabels map[string]string
+}
+
+// The pipeline names, as the table prints them.
+const (
+	Bare         = "bare otlp → nop"
+	TailSampling = "otlp → tail_sampling → nop"
+	Full         = "otlp → handoff → assertion (10 rules) + nop"
+)
+
+// Rules10 is the full pipeline's assertion cases: 10 assertions, five seed-000 steps and
+// five test-case fields, as BenchmarkPipeline (handoffprocessor) runs them in process.
+const Rules10 = `
+      - name: topology
+        steps:
+          - {action: ASSERT_AGENT_TOPOLOGY, maxDepth: 5}
+          - {action: EXPECT_DELEGATION_TO, agentName: weather_specialist, fromAgent: triage}
+          - {action: EXPECT_AGENT_BUDGET, agentName: weather_specialist, maxTokens: 100000, maxToolCalls: 600}
+          - {action: EXPECT_AGENT_BUDGET, agentName: triage, maxDurationMs: 600000}
+          - {action: EXPECT_DELEGATION_TO, agentName: triage, maxInvocations: 100}
+      - name: tests
+        expected_result: status == "completed"
+        expected_tool_calls:
+          - get_weather
+          - 'get_weather: invocations >= 1'
+        expected_no_tool_calls: [delete_everything]
+        expected_tool_call_order: [get_weather]
+`
+
+// service is the service section every pipeline shares but for its processors and exporters.
+const service = `
+extensions: {health_check: {endpoint: "127.0.0.1:%%[2]d"}}
+service:
+  extensions: [health_check]
+  pipelines: {traces: {receivers: [otlp], processors: [%s], exporters: [%s]}}
+  telemetry:
+    logs: {level: warn}
+    metrics: {readers: [{pull: {exporter: {prometheus: {host: 127.0.0.1, port: %%[3]d}}}}]}
+`
+
+const receiver = `receivers: {otlp: {protocols: {http: {endpoint: "127.0.0.1:%[1]d"}}}}
+`
+
+var hold = HoldTime.String()
+
+// Pipelines are the three configs, in the order they run. Both buffering pipelines hold a
+// trace for the same time (HoldTime) and bound the same number of traces; tail_sampling
+// keeps every trace (always_sample) so that all spans reach nop, as ours do.
+var Pipelines = []Pipeline{
+	{
+		Name:      Bare,
+		Config:    receiver + "exporters: {nop: {}}\n" + fmt.Sprintf(service, "", "nop"),
+		OutMetric: "otelcol_receiver_accepted_spans",
+	},
+	{
+		Name: TailSampling,
+		Config: receiver + `processors:
+  tail_sampling:
+    decision_wait: ` + hold + `
+    num_traces: 50000
+    policies: [{name: all, type: always_sample}]
+exporters: {nop: {}}
+` + fmt.Sprintf(service, "tail_sampling", "nop"),
+		// The span count of sampled traces (tail_sampling counts traces by default).
+		FeatureGates: "processor.tailsamplingprocessor.metricstatcountspanssampled",
+		OutMetric:    "otelcol_processor_tail_sampling_count_spans_sampled",
+		OutLabels:    map[string]string{"sampled": "true"},
+	},
+	{
+		Name: Full,
+		Config: receiver + `processors: {handoff: {quiet_period: ` + hold + `, max_wait: 10s, num_traces: 50000}}
+exporters:
+  nop: {}
+  assertion:
+    log_verdicts: none
+    cases:` + Rules10 + fmt.Sprintf(service, "handoff", "assertion, nop"),
+		OutMetric: "otelcol_processor_handoff_spans_released",
+	},
+}
+
+var scrapeClient = &http.Client{Timeout: 5 * time.Second}
+
+// scrapeSum adds the counter, gauge or untyped samples of one metric on a Prometheus
+// endpoint whose labels include every given label.
+func scrapeSum(url, name string, labels map[string]string) (float64, error) {
+	resp, err := scrapeClient.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("scrape %s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, m := range families[name].GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range labels {
+			match = match && have[k] == v
+		}
+		if match {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+		}
+	}
+	return sum, nil
+}
