@@ -3,10 +3,13 @@ package loadtest
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // Pipeline is one collector config of the comparison.
@@ -26,27 +29,10 @@ type Pipeline struct {
 const (
 	Bare         = "bare otlp → nop"
 	TailSampling = "otlp → tail_sampling → nop"
-	Full         = "otlp → handoff → assertion (10 rules) + nop"
+	// Full runs workload.Rules(10): five seed-000 steps and five test-case fields, the rules
+	// BenchmarkPipeline (handoffprocessor) runs in process.
+	Full = "otlp → handoff → assertion (10 rules) + nop"
 )
-
-// Rules10 is the full pipeline's assertion cases: 10 assertions, five seed-000 steps and
-// five test-case fields, as BenchmarkPipeline (handoffprocessor) runs them in process.
-const Rules10 = `
-      - name: topology
-        steps:
-          - {action: ASSERT_AGENT_TOPOLOGY, maxDepth: 5}
-          - {action: EXPECT_DELEGATION_TO, agentName: weather_specialist, fromAgent: triage}
-          - {action: EXPECT_AGENT_BUDGET, agentName: weather_specialist, maxTokens: 100000, maxToolCalls: 600}
-          - {action: EXPECT_AGENT_BUDGET, agentName: triage, maxDurationMs: 600000}
-          - {action: EXPECT_DELEGATION_TO, agentName: triage, maxInvocations: 100}
-      - name: tests
-        expected_result: status == "completed"
-        expected_tool_calls:
-          - get_weather
-          - 'get_weather: invocations >= 1'
-        expected_no_tool_calls: [delete_everything]
-        expected_tool_call_order: [get_weather]
-`
 
 // service is the service section every pipeline shares but for its processors and exporters.
 const service = `
@@ -94,7 +80,8 @@ exporters:
   nop: {}
   assertion:
     log_verdicts: none
-    cases:` + Rules10 + fmt.Sprintf(service, "handoff", "assertion, nop"),
+    cases:
+      ` + strings.ReplaceAll(strings.TrimSpace(workload.Rules(10)), "\n", "\n      ") + "\n" + fmt.Sprintf(service, "handoff", "assertion, nop"),
 		OutMetric: "otelcol_processor_handoff_spans_released",
 	},
 }
