@@ -43,7 +43,7 @@ func TestLoadTestHarness(t *testing.T) {
 		"| " + loadtest.Bare + " | 4000 spans/s |", "| " + loadtest.TailSampling + " | 4000 spans/s |", "| " + loadtest.Full + " | 4000 spans/s |",
 		"| CPU-s per 1M spans, full pipeline / bare, at 4000 spans/s |",
 		"| peak RSS at 4000 spans/s, full / tail_sampling (same hold time) |",
-		"| retained bytes per buffered span / its OTLP protobuf size |",
+		"| retained bytes per buffered span / its OTLP protobuf size |", "| offered | peak spans buffered | buffer live heap MB |",
 		"spans in = out in every run: yes",
 	} {
 		if !strings.Contains(table, want) {

@@ -93,9 +93,11 @@ type Run struct {
 	Accepted, Out int64
 	// Seconds of load; CPU is the collector's user+system CPU-seconds from ready to drained.
 	Seconds, CPU float64
-	// PeakRSS is the collector's VmHWM in bytes; PeakBuffered the most spans the handoff
-	// processor held at once (0 for the other pipelines).
-	PeakRSS, PeakBuffered int64
+	// PeakRSS is the collector's VmHWM in bytes; PeakHeap the most heap it reported
+	// (otelcol_process_runtime_heap_alloc_bytes, garbage not yet collected included);
+	// PeakBuffered the most spans the handoff processor held at once (0 for the other
+	// pipelines). PeakHeap and PeakBuffered are sampled every 250 ms.
+	PeakRSS, PeakHeap, PeakBuffered int64
 }
 
 // SpansPerSec is the accepted throughput.
@@ -213,7 +215,7 @@ func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, ra
 
 	// Watch the buffered spans while the load runs and drains.
 	stop := make(chan struct{})
-	var peakBuffered atomic.Int64
+	var peakBuffered, peakHeap atomic.Int64
 	var watcher sync.WaitGroup
 	watcher.Add(1)
 	go func() {
@@ -221,8 +223,9 @@ func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, ra
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if n, err := scrapeSum(metricsURL, "otelcol_processor_handoff_spans_in_memory", nil); err == nil && int64(n) > peakBuffered.Load() {
-				peakBuffered.Store(int64(n))
+			if m, err := scrape(metricsURL); err == nil {
+				peakBuffered.Store(max(peakBuffered.Load(), int64(m.sum("otelcol_processor_handoff_spans_in_memory", nil))))
+				peakHeap.Store(max(peakHeap.Load(), int64(m.sum("otelcol_process_runtime_heap_alloc_bytes", nil))))
 			}
 			select {
 			case <-stop:
@@ -247,8 +250,8 @@ func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, ra
 	// Drain: every accepted span has left the pipeline (timed releases included).
 	drainBy := time.Now().Add(60 * time.Second)
 	for {
-		out, err := scrapeSum(metricsURL, p.OutMetric, p.OutLabels)
-		r.Out = int64(out)
+		m, err := scrape(metricsURL)
+		r.Out = int64(m.sum(p.OutMetric, p.OutLabels))
 		if err == nil && r.Out >= r.Accepted {
 			break
 		}
@@ -268,7 +271,7 @@ func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, ra
 	r.CPU = cpu1 - cpu0
 	close(stop)
 	watcher.Wait()
-	r.PeakBuffered = peakBuffered.Load()
+	r.PeakBuffered, r.PeakHeap = peakBuffered.Load(), peakHeap.Load()
 	if r.PeakRSS, err = procstat.PeakRSSBytes(pid); err != nil {
 		return r, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -88,24 +89,27 @@ exporters:
 
 var scrapeClient = &http.Client{Timeout: 5 * time.Second}
 
-// scrapeSum adds the counter, gauge or untyped samples of one metric on a Prometheus
-// endpoint whose labels include every given label.
-func scrapeSum(url, name string, labels map[string]string) (float64, error) {
+// families is one scrape of a Prometheus endpoint.
+type families map[string]*dto.MetricFamily
+
+func scrape(url string) (families, error) {
 	resp, err := scrapeClient.Get(url)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("scrape %s: %s", url, resp.Status)
+		return nil, fmt.Errorf("scrape %s: %s", url, resp.Status)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return 0, err
-	}
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// sum adds the counter, gauge or untyped samples of a metric whose labels include every
+// given label.
+func (f families) sum(name string, labels map[string]string) float64 {
 	var sum float64
-	for _, m := range families[name].GetMetric() {
+	for _, m := range f[name].GetMetric() {
 		have := map[string]string{}
 		for _, l := range m.GetLabel() {
 			have[l.GetName()] = l.GetValue()
@@ -118,5 +122,5 @@ func scrapeSum(url, name string, labels map[string]string) (float64, error) {
 			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
 		}
 	}
-	return sum, nil
+	return sum
 }

@@ -79,22 +79,27 @@ func (rep *Report) Write(w io.Writer) {
 	fmt.Fprintf(w, "| retained bytes per buffered span / its OTLP protobuf size | %.0f B / %.0f B = %s | ≤ 1.5× |\n",
 		rep.RetainedPerSpan, rep.ProtoBytesPerSpan, ratio(rep.RetainedPerSpan, rep.ProtoBytesPerSpan, true))
 
-	fmt.Fprintf(w, "\nSizing check (handoffprocessor README): RSS ≈ bare RSS + 2 × spans buffered × %.0f B (retained per span, measured in process on %d spans; 2× is the Go heap's headroom at GOGC=100)\n\n",
+	fmt.Fprintf(w, "\nSizing check (handoffprocessor README): live heap of the buffer = spans buffered × %.0f B (retained per span, measured in process on %d spans); RSS = bare RSS + that × the factor below (Go heap headroom, in-flight requests and releases)\n\n",
 		rep.RetainedPerSpan, rep.RetainedSpansTotal)
-	fmt.Fprintln(w, "| offered | peak spans buffered | predicted peak RSS MB | measured peak RSS MB |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	fmt.Fprintln(w, "| offered | peak spans buffered | buffer live heap MB | peak heap MB | bare peak RSS MB | peak RSS MB | (RSS − bare) / buffer live heap |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rep.Runs {
 		if r.Pipeline != Full {
 			continue
 		}
+		live := float64(r.PeakBuffered) * rep.RetainedPerSpan
 		bare, ok := rep.find(Bare, r.Rate)
-		predicted := "—"
-		if ok {
-			predicted = fmt.Sprintf("%.0f", (float64(bare.PeakRSS)+2*float64(r.PeakBuffered)*rep.RetainedPerSpan)/1e6)
-		}
-		fmt.Fprintf(w, "| %s | %d | %s | %.0f |\n", offered(r.Rate), r.PeakBuffered, predicted, float64(r.PeakRSS)/1e6)
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %s | %.0f | %s |\n", offered(r.Rate), r.PeakBuffered, live/1e6, float64(r.PeakHeap)/1e6,
+			mb(bare.PeakRSS, ok), float64(r.PeakRSS)/1e6, ratio(float64(r.PeakRSS-bare.PeakRSS), live, ok && live > 0))
 	}
 	fmt.Fprintf(w, "\nspans in = out in every run: %s\n", yesNo(rep.Lossless()))
+}
+
+func mb(b int64, ok bool) string {
+	if !ok {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", float64(b)/1e6)
 }
 
 func yesNo(b bool) string {
