@@ -9,7 +9,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
-// ScalingSizes are the spans per trace of the scaling benchmarks (docs/performance.md,
+// scalingSizes are the spans per trace of the scaling benchmarks (docs/performance.md,
 // drawn by cmd/perfplot).
 var scalingSizes = []int{10, 100, 1000, 10000}
 
