@@ -43,10 +43,14 @@ type panel struct {
 
 func newPanels() []*panel {
 	return []*panel{
-		{title: "Cost per span over trace size", param: "spans", xLabel: "spans per trace", yLabel: "ns per span",
-			units: []string{"cpu-ns/span", "ns/span"}},
-		{title: "Exporter cost per rule per trace", param: "rules", xLabel: "rules", yLabel: "ns per trace per rule",
-			units: []string{"ns/trace/rule"}},
+		{
+			title: "Cost per span over trace size", param: "spans", xLabel: "spans per trace", yLabel: "ns per span",
+			units: []string{"cpu-ns/span", "ns/span"},
+		},
+		{
+			title: "Exporter cost per rule per trace", param: "rules", xLabel: "rules", yLabel: "ns per trace per rule",
+			units: []string{"ns/trace/rule"},
+		},
 	}
 }
 

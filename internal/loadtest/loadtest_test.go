@@ -11,8 +11,10 @@ func TestOptionsErrorsNameTheField(t *testing.T) {
 	if err == nil {
 		t.Fatal("empty options accepted")
 	}
-	for _, want := range []string{"binary: empty", "duration (0s) must be > 0", "rate (-1) must be >= 0",
-		"senders (0) must be >= 1", "batch (0) must be >= 1", "templates (0) must be >= 1"} {
+	for _, want := range []string{
+		"binary: empty", "duration (0s) must be > 0", "rate (-1) must be >= 0",
+		"senders (0) must be >= 1", "batch (0) must be >= 1", "templates (0) must be >= 1",
+	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
