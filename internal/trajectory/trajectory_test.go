@@ -69,7 +69,7 @@ func TestMatch(t *testing.T) {
 		{name: "exact swapped", mode: Exact, ref: Reference{Single(ol), Single(ri)}, calls: seq("refunds_issue", "orders_lookup"),
 			precision: 0.5, recall: 0.5, msg: "expected orders_lookup before refunds_issue, saw refunds_issue first"},
 		{name: "exact parallel group any order", mode: Exact,
-			ref: Reference{Single(Step{Name: "a"}), {Steps: []Step{{Name: "b"}, {Name: "c"}}, Parallel: true}, Single(Step{Name: "d"})},
+			ref:   Reference{Single(Step{Name: "a"}), {Steps: []Step{{Name: "b"}, {Name: "c"}}, Parallel: true}, Single(Step{Name: "d"})},
 			calls: seq("a", "c", "b", "d"), pass: true, precision: 1, recall: 1},
 		{name: "exact one response unordered", mode: Exact, ref: Names("a", "b", "c"), calls: seq("a", "c+b"), pass: true, precision: 1, recall: 1},
 		{name: "exact order across responses kept", mode: Exact, ref: Names("a", "b", "c"), calls: seq("a", "c", "b"),
