@@ -242,10 +242,12 @@ func (m *matrix) missingInOrder(i, prev, next, cp int, pairs, at []int) string {
 			continue
 		}
 		if prev >= 0 && at[j] < cp {
-			return fmt.Sprintf("expected %s before %s, saw %s first", m.steps[prev].Name, s.Name, s.Name)
+			a, b := m.steps[prev].named(s), s.named(m.steps[prev])
+			return fmt.Sprintf("expected %s before %s, saw %s first", a, b, b)
 		}
 		if next >= 0 && at[j] > at[pairs[next]] {
-			return fmt.Sprintf("expected %s before %s, saw %s first", s.Name, m.steps[next].Name, m.steps[next].Name)
+			a, b := s.named(m.steps[next]), m.steps[next].named(s)
+			return fmt.Sprintf("expected %s before %s, saw %s first", a, b, b)
 		}
 	}
 	if why := m.tooFew(i); why != "" {
@@ -379,6 +381,15 @@ func (m *matrix) stepName(i int) string {
 		return "the start"
 	}
 	return m.steps[i].Name
+}
+
+// named is the step's name in a message about it and other: with its predicate when both
+// have the same name, so that the two can be told apart.
+func (s Step) named(other Step) string {
+	if s.Name == other.Name {
+		return s.want()
+	}
+	return s.Name
 }
 
 // want is the step as an expectation: its name, and its predicate when it has one.
