@@ -57,7 +57,7 @@ func TestTrajectoryOnRealFrameworks(t *testing.T) {
 	}{
 		{
 			name: "in_order over the subtree (Strands swarm)", capture: "scenario-strands-refund-swarm",
-			step: "agentName: billing\nscope: subtree\nof: tools\nmode: in_order\nreference: [lookup_order, {tool: issue_refund, params: 'params.amount_eur > 0.0'}]",
+			step:    "agentName: billing\nscope: subtree\nof: tools\nmode: in_order\nreference: [lookup_order, {tool: issue_refund, params: 'params.amount_eur > 0.0'}]",
 			outcome: Pass, score: 1,
 			expected: "tools of billing's subtree, in_order: lookup_order, issue_refund where params.amount_eur > 0.0",
 			actual:   "lookup_order, issue_refund (precision 1.00, recall 1.00)",
