@@ -264,3 +264,18 @@ func TestTrajectoryConfigErrors(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The ping-pong capture's handoff sequence, and the writer's own tools (its transfer calls
+// are handoffs).
+func TestTrajectoryOnPingPong(t *testing.T) {
+	r := trajectoryOn(t, "scenario-langgraph-pingpong", "of: agents\nmode: exact\nreference: [critic, writer, critic]")
+	require.Equal(t, Fail, r.Outcome)
+	require.Equal(t, "critic, writer, critic, writer, critic (precision 0.60, recall 1.00)", r.Actual)
+	require.Equal(t, "the trace's agents diverge from the reference (exact): expected nothing after critic, saw writer; precision 0.60, recall 1.00", r.Message)
+	require.InDelta(t, 0.75, *r.Score, 1e-9)
+	r = trajectoryOn(t, "scenario-langgraph-pingpong", "of: agents\nmode: in_order\nreference: [critic, writer, critic, writer, critic]")
+	require.Equal(t, Pass, r.Outcome, r.Message)
+	r = trajectoryOn(t, "scenario-langgraph-pingpong", "agentName: writer\nmode: exact\nreference: [{tool: search_notes, params: 'params.topic == \"Lisbon office\"'}]")
+	require.Equal(t, Pass, r.Outcome, r.Message)
+	require.Equal(t, "search_notes (precision 1.00, recall 1.00)", r.Actual)
+}
