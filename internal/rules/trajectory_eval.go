@@ -54,9 +54,9 @@ func (c *compiledCase) trajectory(r *Result, i int, s StepConfig, g *agentgraph.
 		}
 		r.Spans = append(r.Spans, stepSpan(st))
 	}
-	whose := res.run.who
+	whose := res.run.who + "'s " + ts.of
 	if res.total > 1 {
-		whose = fmt.Sprintf("%s (run %d of %d, span %s)", res.run.who, res.of, res.total, res.run.span)
+		whose += fmt.Sprintf(" (run %d of %d, span %s)", res.of, res.total, res.run.span)
 	}
 	note := ""
 	if res.evalErrors > 0 {
@@ -65,12 +65,12 @@ func (c *compiledCase) trajectory(r *Result, i int, s StepConfig, g *agentgraph.
 	}
 	if res.Pass {
 		r.Outcome = Pass
-		r.Message = fmt.Sprintf("%s's %s match the reference (%s): precision %.2f, recall %.2f%s", whose, ts.of, ts.mode, res.Precision, res.Recall, note)
+		r.Message = fmt.Sprintf("%s match the reference (%s): precision %.2f, recall %.2f%s", whose, ts.mode, res.Precision, res.Recall, note)
 		return
 	}
 	r.Outcome = Fail
-	r.Message = fmt.Sprintf("%s's %s diverge from the reference (%s): %s; precision %.2f, recall %.2f%s",
-		whose, ts.of, ts.mode, res.Divergence, res.Precision, res.Recall, note)
+	r.Message = fmt.Sprintf("%s diverge from the reference (%s): %s; precision %.2f, recall %.2f%s",
+		whose, ts.mode, res.Divergence, res.Precision, res.Recall, note)
 }
 
 // trajectoryResult is one run's match.

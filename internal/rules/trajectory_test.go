@@ -279,3 +279,24 @@ func TestTrajectoryOnPingPong(t *testing.T) {
 	require.Equal(t, Pass, r.Outcome, r.Message)
 	require.Equal(t, "search_notes (precision 1.00, recall 1.00)", r.Actual)
 }
+
+// A handoff's receiver is judged per run: the first run that diverges decides, and the
+// message says which.
+func TestTrajectoryPerReceivingRun(t *testing.T) {
+	g := agentgraph.BuildAll(readCapture(t, "scenario-langgraph-pingpong"), agentgraph.Options{})[0]
+	var critics []string
+	for _, inv := range g.Invocations {
+		if inv.Name == "critic" {
+			critics = append(critics, inv.Span.ID.String())
+		}
+	}
+	require.Len(t, critics, 3)
+	r := trajectoryOn(t, "scenario-langgraph-pingpong", "fromAgent: writer\ntoAgent: critic\nof: agents\nmode: in_order\nreference: [writer]")
+	require.Equal(t, Fail, r.Outcome)
+	require.Equal(t, "agents of the receiver of writer -> critic, in_order: writer", r.Expected)
+	require.Equal(t, "none (precision 1.00, recall 0.00)", r.Actual)
+	require.Equal(t, "critic's agents (run 3 of 3, span "+critics[2]+") diverge from the reference (in_order): expected writer, saw no writer; precision 1.00, recall 0.00", r.Message)
+	require.InDelta(t, 0, *r.Score, 1e-9)
+	r = trajectoryOn(t, "scenario-langgraph-pingpong", "fromAgent: writer\ntoAgent: critic\nof: agents\nmode: subset\nreference: [writer]")
+	require.Equal(t, Pass, r.Outcome, r.Message)
+}
