@@ -247,3 +247,25 @@ func compileTrajectories(at string, steps []StepConfig, costLimit uint64) (map[i
 	}
 	return out, errs
 }
+
+// ReferenceNames lists the names an EXPECT_TRAJECTORY step's reference holds, in order,
+// each with where it is written below the step (".reference[1]",
+// ".reference[2].parallel[0]"), and whether they are agent names (of: agents) rather than
+// tool names; nil for another step or a reference that does not parse (Compile reports that).
+func (s StepConfig) ReferenceNames() (names, paths []string, agents bool) {
+	if s.Action != ActionTrajectory {
+		return nil, nil, false
+	}
+	of := s.Of
+	if of == "" {
+		of = TrajectoryOfTools
+	}
+	parsed, errs := parseReference("", s.Reference, of)
+	if len(errs) > 0 {
+		return nil, nil, false
+	}
+	for _, st := range parsed.ref.Steps() {
+		names = append(names, st.Name)
+	}
+	return names, parsed.paths, of == TrajectoryOfAgents
+}
