@@ -2,11 +2,14 @@ package rules
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"gopkg.in/yaml.v3"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -299,4 +302,61 @@ func TestTrajectoryPerReceivingRun(t *testing.T) {
 	require.InDelta(t, 0, *r.Score, 1e-9)
 	r = trajectoryOn(t, "scenario-langgraph-pingpong", "fromAgent: writer\ntoAgent: critic\nof: agents\nmode: subset\nreference: [writer]")
 	require.Equal(t, Pass, r.Outcome, r.Message)
+}
+
+// Third-party traces of the corpus (testdata/corpus, SOURCES.md there): the whole trace's
+// tool calls. The OpenAI Agents SDK run (OpenInference) calls get_weather {"city":"Tokyo"}
+// once; the Agno run calls duckduckgo_search {"query": "currently trending on Twitter"}; the
+// Google ADK run (OpenInference) calls say_hello.
+func TestTrajectoryOnCorpus(t *testing.T) {
+	for _, tc := range []struct {
+		file, step string
+		outcome    Outcome
+		message    string
+	}{
+		{"lf-openai-agents-openinference", "mode: superset\nreference: [{tool: get_weather, params: 'params.city == \"Tokyo\"'}]", Pass,
+			"the trace's tools match the reference (superset): precision 1.00, recall 1.00"},
+		{"lf-openai-agents-openinference", "mode: unordered\nreference: [{tool: get_weather, params: 'params.city == \"Paris\"'}]", Fail,
+			"the trace's tools diverge from the reference (any_order): expected get_weather where params.city == \"Paris\", saw get_weather once, none where it holds; " +
+				"saw get_weather where params.city == \"Paris\" does not hold; precision 0.00, recall 0.00"},
+		{"lf-agno-openinference", "mode: exact\nreference: [{tool: duckduckgo_search, params: 'params.query.contains(\"trending\")'}]", Pass,
+			"the trace's tools match the reference (exact): precision 1.00, recall 1.00"},
+		{"lf-google-adk-openinference", "mode: ANY_ORDER\nreference: [say_hello, get_weather]", Fail,
+			"the trace's tools diverge from the reference (superset): expected get_weather, saw no get_weather; precision 1.00, recall 0.50"},
+		{"lf-google-adk-openinference", "mode: subset\nreference: [say_hello, get_weather]", Pass,
+			"the trace's tools match the reference (subset): precision 1.00, recall 0.50"},
+	} {
+		t.Run(tc.file+" "+tc.step, func(t *testing.T) {
+			r := trajectoryOnFile(t, filepath.Join("..", "..", "testdata", "corpus", tc.file+".otlp.json"), tc.step)
+			require.Equal(t, tc.outcome, r.Outcome, r.Message)
+			require.Equal(t, tc.message, r.Message)
+		})
+	}
+}
+
+func trajectoryOnFile(t *testing.T, path, step string) Result {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+	require.NoError(t, err)
+	var doc map[string]any
+	text := "cases:\n- name: c\n  steps:\n  - action: ASSERT_AGENT_TOPOLOGY\n  - action: EXPECT_TRAJECTORY\n" + indent(step, "    ")
+	require.NoError(t, yaml.Unmarshal([]byte(text), &doc))
+	var s specFile
+	require.NoError(t, confmap.NewFromStringMap(doc).Unmarshal(&s))
+	ev, err := Compile(s.Cases, Options{})
+	require.NoError(t, err)
+	rs := ev.Evaluate(agentgraph.BuildAll(td, agentgraph.Options{})[0], true)
+	require.Len(t, rs, 2)
+	return rs[1]
+}
+
+// A params expression that errs on a call counts as not holding there, and the message says so.
+func TestTrajectoryParamsError(t *testing.T) {
+	r := trajectoryOn(t, "scenario-strands-refund-swarm", "agentName: refund_specialist\nmode: exact\nreference: [{tool: issue_refund, params: 'params.amount_cents > 0'}]")
+	require.Equal(t, Fail, r.Outcome)
+	require.Equal(t, "refund_specialist's tools diverge from the reference (exact): expected issue_refund where params.amount_cents > 0, "+
+		"saw issue_refund once, none where it holds; precision 0.00, recall 0.00; "+
+		"the params expression failed on 1 call and counted as not holding: no such key: amount_cents", r.Message)
 }
