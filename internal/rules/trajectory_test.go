@@ -25,21 +25,12 @@ import (
 // refund_specialist calls issue_refund; in scenario-langgraph-command weather_specialist
 // calls get_weather for Paris, then (next model response) Berlin.
 
-// trajectoryResult runs one topology step plus one EXPECT_TRAJECTORY step written in YAML
-// (the step's keys, indented under "- action: EXPECT_TRAJECTORY") on a capture.
+// trajectoryOn runs one topology step (allowing cycles) plus one EXPECT_TRAJECTORY step
+// written in YAML (the step's keys, indented under "- action: EXPECT_TRAJECTORY") on a
+// capture of testdata/traces.
 func trajectoryOn(t *testing.T, capture, step string) Result {
 	t.Helper()
-	var raw map[string]any
-	text := "cases:\n- name: c\n  steps:\n  - action: ASSERT_AGENT_TOPOLOGY\n    allowCycles: true\n  - action: EXPECT_TRAJECTORY\n" + indent(step, "    ")
-	require.NoError(t, yaml.Unmarshal([]byte(text), &raw))
-	var s specFile
-	require.NoError(t, confmap.NewFromStringMap(raw).Unmarshal(&s))
-	ev, err := Compile(s.Cases, Options{})
-	require.NoError(t, err)
-	g := agentgraph.BuildAll(readCapture(t, capture), agentgraph.Options{})[0]
-	rs := ev.Evaluate(g, true)
-	require.Len(t, rs, 2)
-	return rs[1]
+	return trajectoryOnFile(t, filepath.Join("..", "..", "testdata", "traces", capture+".json"), step)
 }
 
 func indent(s, by string) string {
@@ -341,7 +332,7 @@ func trajectoryOnFile(t *testing.T, path, step string) Result {
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
 	require.NoError(t, err)
 	var doc map[string]any
-	text := "cases:\n- name: c\n  steps:\n  - action: ASSERT_AGENT_TOPOLOGY\n  - action: EXPECT_TRAJECTORY\n" + indent(step, "    ")
+	text := "cases:\n- name: c\n  steps:\n  - action: ASSERT_AGENT_TOPOLOGY\n    allowCycles: true\n  - action: EXPECT_TRAJECTORY\n" + indent(step, "    ")
 	require.NoError(t, yaml.Unmarshal([]byte(text), &doc))
 	var s specFile
 	require.NoError(t, confmap.NewFromStringMap(doc).Unmarshal(&s))
