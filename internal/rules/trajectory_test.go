@@ -193,6 +193,55 @@ func TestTrajectoryOnRealFrameworks(t *testing.T) {
 			actual:   "get_weather, get_weather (precision 0.50, recall 0.50)",
 			message:  "weather_specialist's tools diverge from the reference (in_order): expected get_weather where params.city == \"Berlin\" before get_weather where params.city == \"Paris\", saw get_weather where params.city == \"Paris\" first; precision 0.50, recall 0.50",
 		},
+		// Each remaining alias both ways.
+		{
+			name: "EXACT (ADK) passes", capture: "scenario-adk-refund-transfer",
+			step:    "agentName: refund_specialist\nmode: EXACT\nreference: [{tool: issue_refund, params: 'params.order_id == \"A-1001\"'}]",
+			outcome: Pass, score: 1,
+			expected: "tools of refund_specialist, EXACT (exact): issue_refund where params.order_id == \"A-1001\"",
+			actual:   "issue_refund (precision 1.00, recall 1.00)",
+			message:  "refund_specialist's tools match the reference (exact): precision 1.00, recall 1.00",
+		},
+		{
+			name: "IN_ORDER (ADK) fails", capture: "scenario-strands-error-retried",
+			step:    "of: agents\nmode: IN_ORDER\nreference: [weather_specialist, backup_weather, triage]",
+			outcome: Fail, score: 2.0 / 3,
+			expected: "agents of the trace, IN_ORDER (in_order): weather_specialist, backup_weather, triage",
+			actual:   "weather_specialist, triage, backup_weather (precision 0.67, recall 0.67)",
+			message:  "the trace's agents diverge from the reference (in_order): expected backup_weather before triage, saw triage first; precision 0.67, recall 0.67",
+		},
+		{
+			name: "strict (agentevals) fails", capture: "scenario-strands-error-retried",
+			step:    "of: agents\nmode: strict\nreference: [weather_specialist, triage]",
+			outcome: Fail, score: 0.8,
+			expected: "agents of the trace, strict (exact): weather_specialist, triage",
+			actual:   "weather_specialist, triage, backup_weather (precision 0.67, recall 1.00)",
+			message:  "the trace's agents diverge from the reference (exact): expected nothing after triage, saw backup_weather; precision 0.67, recall 1.00",
+		},
+		{
+			name: "unordered (agentevals) passes", capture: "scenario-strands-error-retried",
+			step:    "of: agents\nmode: unordered\nreference: [backup_weather, triage, weather_specialist]",
+			outcome: Pass, score: 1,
+			expected: "agents of the trace, unordered (any_order): backup_weather, triage, weather_specialist",
+			actual:   "weather_specialist, triage, backup_weather (precision 1.00, recall 1.00)",
+			message:  "the trace's agents match the reference (any_order): precision 1.00, recall 1.00",
+		},
+		{
+			name: "any_order fails on a repeat", capture: "scenario-langgraph-command",
+			step:    "agentName: weather_specialist\nmode: any_order\nreference: [get_weather]",
+			outcome: Fail, score: 2.0 / 3,
+			expected: "tools of weather_specialist, any_order: get_weather",
+			actual:   "get_weather, get_weather (precision 0.50, recall 1.00)",
+			message:  "weather_specialist's tools diverge from the reference (any_order): saw get_weather 2 times, the reference has it once; precision 0.50, recall 1.00",
+		},
+		{
+			name: "ANY_ORDER (ADK) passes with calls beyond the reference", capture: "scenario-langgraph-command",
+			step:    "agentName: weather_specialist\nmode: ANY_ORDER\nreference: [{tool: get_weather, params: 'params.city == \"Berlin\"'}]",
+			outcome: Pass, score: 2.0 / 3,
+			expected: "tools of weather_specialist, ANY_ORDER (superset): get_weather where params.city == \"Berlin\"",
+			actual:   "get_weather, get_weather (precision 0.50, recall 1.00)",
+			message:  "weather_specialist's tools match the reference (superset): precision 0.50, recall 1.00",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := trajectoryOn(t, tc.capture, tc.step)
