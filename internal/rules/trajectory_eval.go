@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -45,6 +46,12 @@ func (c *compiledCase) trajectory(r *Result, i int, s StepConfig, g *agentgraph.
 		}
 	}
 	res := *pick
+	if tc.ctx.Err() != nil && res.evalErrors > 0 {
+		// The params expressions were cut off by eval_timeout: nothing was decided.
+		r.Outcome, r.Actual = Error, "not evaluated"
+		r.Message = context.Cause(tc.ctx).Error() + ": trajectory not decided: " + res.firstErr
+		return
+	}
 	score := res.Score
 	r.Score = &score
 	r.Actual = fmt.Sprintf("%s (precision %.2f, recall %.2f)", listSteps(res.run.steps), res.Precision, res.Recall)
@@ -53,6 +60,9 @@ func (c *compiledCase) trajectory(r *Result, i int, s StepConfig, g *agentgraph.
 			break
 		}
 		r.Spans = append(r.Spans, stepSpan(st))
+	}
+	if len(r.Spans) == 0 && res.run.span != "" {
+		r.Spans = append(r.Spans, res.run.span) // nothing done: the run itself
 	}
 	whose := res.run.who + "'s " + ts.of
 	if res.total > 1 {
