@@ -206,6 +206,22 @@ func (m *matrix) orderedDivergence(mode Mode, pairs []int) string {
 					break
 				}
 			}
+			if mode == Exact && !slices.Contains(m.ok[i], true) {
+				// Exact, and no call can align with the step: another tool called in its
+				// place (before the next aligned call) is what came instead.
+				end := len(co)
+				if next >= 0 {
+					end = at[pairs[next]]
+				}
+				for q := cp + 1; q < end; q++ {
+					if j := co[q]; !aligned[j] {
+						if m.calls[j].Name == m.steps[i].Name {
+							break // the step's tool with params that do not hold: say so
+						}
+						return m.extraAt(i, prev, j)
+					}
+				}
+			}
 			return m.missingInOrder(i, prev, next, cp, pairs, at)
 		}
 		if mode == Exact {
