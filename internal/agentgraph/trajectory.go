@@ -112,10 +112,12 @@ func (g *Graph) HandoffTrajectory(runs []*Invocation, subtree bool) []Trajectory
 	var senders []*Invocation
 	switch {
 	case runs == nil:
-		senders = g.Invocations
+		senders = slices.Clip(g.Invocations)
+		remote := map[*Invocation]bool{}
 		for _, e := range g.Edges {
-			if e.From.Remote != nil && !slices.Contains(senders, e.From) {
-				senders = append(senders[:len(senders):len(senders)], e.From)
+			if e.From.Remote != nil && !remote[e.From] {
+				remote[e.From] = true
+				senders = append(senders, e.From)
 			}
 		}
 	case subtree:

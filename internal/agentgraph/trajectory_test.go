@@ -138,3 +138,20 @@ func TestLoopsLongPingPong(t *testing.T) {
 func spanID(n int) pcommon.SpanID {
 	return pcommon.SpanID{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n), 1}
 }
+
+// A sender in another trace (a span link): the receiver's trace's handoff sequence holds
+// the handoff, though its sender has no run there.
+func TestHandoffTrajectoryRemoteSender(t *testing.T) {
+	var receiver *Graph
+	for _, g := range BuildAll(capture(t, "scenario-vercel-async-link"), Options{}) {
+		if len(g.Edges) > 0 {
+			receiver = g
+		}
+	}
+	require.NotNil(t, receiver)
+	names, _ := stepNames(receiver.HandoffTrajectory(nil, false))
+	require.Equal(t, []string{"report_writer"}, names)
+	require.Equal(t, "intake", receiver.Edges[0].From.Name)
+	require.NotNil(t, receiver.Edges[0].From.Remote)
+	require.Equal(t, 1, receiver.Loops().Handoffs)
+}
