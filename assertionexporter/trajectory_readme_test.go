@@ -2,7 +2,6 @@ package assertionexporter
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/readmetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
@@ -25,9 +25,7 @@ import (
 // MESSAGE". The paths are relative to the README's folder, where the test runs them.
 func TestTrajectoryREADMEExamples(t *testing.T) {
 	for _, doc := range []struct{ path, dir string }{{"README.md", "."}, {filepath.Join("..", "README.md"), ".."}} {
-		raw, err := os.ReadFile(doc.path)
-		require.NoError(t, err)
-		examples := trajectoryExamples(string(raw))
+		examples := trajectoryExamples(readmetest.Fenced(t, doc.path))
 		require.NotEmpty(t, examples, "%s has no trajectory or loop example", doc.path)
 		t.Run(doc.path, func(t *testing.T) {
 			t.Chdir(doc.dir)
@@ -40,22 +38,21 @@ func TestTrajectoryREADMEExamples(t *testing.T) {
 
 type readmeExample struct{ yaml, want string }
 
-var fenced = regexp.MustCompile("(?s)```(yaml|text)\n(.*?)```")
+var trajectoryKeys = regexp.MustCompile(`EXPECT_TRAJECTORY|maxHandoffs|maxPairRepeats|maxCycleLength`)
 
 // trajectoryExamples returns the YAML blocks with an EXPECT_TRAJECTORY step or a loop key,
 // each with the text block right after it.
-func trajectoryExamples(doc string) []readmeExample {
+func trajectoryExamples(blocks []readmetest.Block) []readmeExample {
 	var out []readmeExample
-	blocks := fenced.FindAllStringSubmatch(doc, -1)
 	for i, b := range blocks {
-		if b[1] != "yaml" || !regexp.MustCompile(`EXPECT_TRAJECTORY|maxHandoffs|maxPairRepeats|maxCycleLength`).MatchString(b[2]) {
+		if b.Info != "yaml" || !trajectoryKeys.MatchString(b.Text) {
 			continue
 		}
 		want := ""
-		if i+1 < len(blocks) && blocks[i+1][1] == "text" {
-			want = blocks[i+1][2]
+		if i+1 < len(blocks) && blocks[i+1].Info == "text" {
+			want = blocks[i+1].Text
 		}
-		out = append(out, readmeExample{yaml: b[2], want: want})
+		out = append(out, readmeExample{yaml: b.Text, want: want})
 	}
 	return out
 }
