@@ -73,6 +73,14 @@ func caseRefs(where string, c rules.CaseConfig) []nameRef {
 		for k, t := range s.IgnoredTools {
 			out = append(out, nameRef{fmt.Sprintf("%s.ignoredTools[%d]", at, k), kindTool, t})
 		}
+		names, paths, agents := s.ReferenceNames()
+		for k, n := range names {
+			kind := kindTool
+			if agents {
+				kind = kindAgent
+			}
+			out = append(out, nameRef{at + paths[k], kind, n})
+		}
 	}
 	return append(out, expectationRefs(where, c.AgentExpectations)...)
 }

@@ -86,6 +86,8 @@ type compiledCase struct {
 	contextChecks map[int]*contextCheck
 	// rubricSteps are the EXPECT_HANDOFF_RUBRICS steps, by step index.
 	rubricSteps map[int]*rubricStep
+	// trajectories are the compiled EXPECT_TRAJECTORY steps, by step index.
+	trajectories map[int]*trajectoryStep
 }
 
 // stepIDs lists the case's step ids in evaluation order: seed-000 steps, then seed-001
@@ -181,6 +183,9 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 		checks, checkErrs := compileContextChecks(envs.context, at, c.Steps, costLimit)
 		errs = append(errs, checkErrs...)
 		cc.contextChecks = checks
+		trajectories, trajErrs := compileTrajectories(at, c.Steps, costLimit)
+		errs = append(errs, trajErrs...)
+		cc.trajectories = trajectories
 		own, ownErrs := compileExpectations(envs, at, c.AgentExpectations, costLimit)
 		errs = append(errs, ownErrs...)
 		own.inherit(defaults)
@@ -434,6 +439,8 @@ func (c *compiledCase) evaluateSteps(base Result, tc *traceCache) []Result {
 			delegation(&r, s, topo)
 		case ActionBudget:
 			budget(&r, s, topo)
+		case ActionTrajectory:
+			c.trajectory(&r, i, s, topo, tc)
 		case ActionContext:
 			if p := c.handoffContext(&r, i, s, topo, tc); p != nil {
 				r.pending = p
@@ -490,7 +497,7 @@ func topology(r *Result, s StepConfig, g *agentgraph.Graph) {
 		}
 		want = append(want, w)
 	}
-	want = append(want, "at least one agent")
+	want = append(append(want, loopExpected(s)...), "at least one agent")
 	r.Expected = strings.Join(want, ", ")
 	cycles := "none"
 	if len(g.Cycles) > 0 {
@@ -523,6 +530,7 @@ func topology(r *Result, s StepConfig, g *agentgraph.Graph) {
 			problems = append(problems, "delegation cycle among agents "+strings.Join(forbidden, " "))
 		}
 	}
+	problems = append(problems, loopProblems(s, g)...)
 	verdict(r, problems, "topology ok: "+r.Actual)
 }
 
