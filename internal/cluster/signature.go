@@ -1,0 +1,111 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strings"
+)
+
+// Key is what names one failure: the case and step that failed, the handoff's sender and
+// receiver (empty when the result names no handoff), the cluster and the message.
+type Key struct {
+	Case, Step, From, To string
+	Cluster              Name
+	Message              string
+}
+
+// Signature is the failure's stable signature: 16 hex digits of a SHA-256 over the case,
+// step, sender → receiver, cluster and normalized message (Normalize), so the same failure on
+// two traces with other ids, numbers, durations or token counts has one signature.
+func (k Key) Signature() string {
+	h := sha256.New()
+	for _, f := range []string{k.Case, k.Step, k.From, k.To, string(k.Cluster.Or()), Normalize(k.Message)} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Placeholders Normalize puts in place of what varies between traces.
+const (
+	PlaceholderID       = "<id>"
+	PlaceholderTime     = "<time>"
+	PlaceholderDuration = "<duration>"
+	PlaceholderNumber   = "<n>"
+)
+
+var (
+	// uuid, then runs of 8 or more hex digits (span and trace ids, hashes); a run must hold a
+	// digit, so an English word such as "deadbeef" or "accepted" stays.
+	uuidRe = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	hexRe  = regexp.MustCompile(`(?i)\b[0-9a-f]{8,}\b`)
+	// RFC 3339 timestamps.
+	timeRe = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`)
+	// Go-style durations (1.5s, 250ms, 1m30s, 2h) and numbers with a duration unit word.
+	durationRe = regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+\b|\b\d+(?:\.\d+)?\s?(?:milliseconds?|seconds?|minutes?|hours?)\b`)
+	// Numbers (token counts, counts, scores, percentages, sizes); replaceNumbers keeps those
+	// glued to a letter before them.
+	numberRe = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	// A quoted /pattern/: after the start, a space or "(", before the end, a space or
+	// punctuation.
+	patternRe = regexp.MustCompile(`(?:^|[\s(])/[^/\n]+/(?:$|[\s,;:).])`)
+)
+
+// Normalize replaces what varies between two traces with the same failure: ids (UUIDs, hex
+// span and trace ids) with <id>, timestamps with <time>, durations with <duration>, and the
+// remaining numbers (token counts, counts, scores, percentages) with <n>, except digits glued
+// to a letter (an agent or model name such as agent2 or gpt-4o). Runs of white space
+// become one space.
+//
+// A /pattern/ (a configured pattern, as the messages quote one) is kept as it is: it comes
+// from the config, not from the trace.
+func Normalize(msg string) string {
+	var kept []string
+	msg = strings.ReplaceAll(msg, "\x00", "")
+	msg = patternRe.ReplaceAllStringFunc(msg, func(m string) string {
+		i := strings.IndexByte(m, '/')
+		kept = append(kept, m[i:])
+		return m[:i] + "\x00"
+	})
+	s := uuidRe.ReplaceAllString(msg, PlaceholderID)
+	s = hexRe.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.ContainsAny(m, "0123456789") {
+			return PlaceholderID
+		}
+		return m
+	})
+	s = timeRe.ReplaceAllString(s, PlaceholderTime)
+	s = durationRe.ReplaceAllString(s, PlaceholderDuration)
+	s = replaceNumbers(s)
+	for _, k := range kept {
+		s = strings.Replace(s, "\x00", k, 1)
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// replaceNumbers puts <n> in place of every number not glued to an ASCII letter (gpt-4o and
+// agent2 keep their digits), and of the count in a word "x3" (a count as "planner x3").
+func replaceNumbers(s string) string {
+	locs := numberRe.FindAllStringIndex(s, -1)
+	if len(locs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, l := range locs {
+		start := l[0]
+		count := start > 0 && s[start-1] == 'x' && (start == 1 || s[start-2] == ' ')
+		glued := start > 0 && isLetter(s[start-1]) || l[1] < len(s) && isLetter(s[l[1]])
+		if glued && !count {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(PlaceholderNumber)
+		last = l[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
