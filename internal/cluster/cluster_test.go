@@ -44,7 +44,8 @@ func TestNormalize(t *testing.T) {
 		// Counts written "name xN".
 		{"other senders to researcher: planner x3, critic x12", "other senders to researcher: planner x<n>, critic x<n>"},
 		{"  a \n\t b  ", "a b"},
-		// Configured patterns stay as they are.
+		// Configured patterns and expressions stay as they are.
+		{"agent a: 2 of 3 add calls match `invocations == 1 and params.a == 4`, and 2 more", "agent a: <n> of <n> add calls match `invocations == 1 and params.a == 4`, and <n> more"},
 		{"handoff a -> b (span 00000000000000a1): the handoff content lacks /budget: \\d+ USD/; /[0-9]{4}/ too", "handoff a -> b (span <id>): the handoff content lacks /budget: \\d+ USD/; /[0-9]{4}/ too"},
 	} {
 		require.Equal(t, tc.want, Normalize(tc.in), tc.in)
@@ -114,7 +115,7 @@ func TestGrouper(t *testing.T) {
 	g := s.Groups[1]
 	first, last := at(10), at(50)
 	require.Equal(t, Group{
-		Cluster: Leak, Signature: fails[0].Signature(), Case: "c", Step: "EXPECT_HANDOFF_CONTEXT#1",
+		Cluster: Leak, Signature: fails[0].Key.Signature(), Case: "c", Step: "EXPECT_HANDOFF_CONTEXT#1",
 		Message: "handoff planner -> researcher (span <id>): the handoff content contains forbidden /sk-[A-Za-z0-9]+/",
 		Count:   6, Traces: 5, FirstSeen: &first, LastSeen: &last, TraceIDs: []string{"t1", "t2", "t3"},
 		ImmediateFix: FixFor(Leak, "", ""),

@@ -16,7 +16,9 @@ const Representatives = 3
 // Failure is one failing result as the grouping sees it.
 type Failure struct {
 	Key
-	TraceID string
+	// Signature is the failure's signature when its evaluator stamped one (empty: Key's).
+	Signature string
+	TraceID   string
 	// Seen is when the failure's trace started (zero when unknown).
 	Seen time.Time
 }
@@ -101,7 +103,10 @@ func NewGrouper() *Grouper {
 // Add counts one failure.
 func (gr *Grouper) Add(f Failure) {
 	f.Cluster = f.Cluster.Or()
-	sig := f.Signature()
+	sig := f.Signature
+	if sig == "" {
+		sig = f.Key.Signature()
+	}
 	g := gr.groups[sig]
 	at := seen{f.Seen, f.TraceID}
 	if g == nil {

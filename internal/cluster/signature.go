@@ -47,9 +47,9 @@ var (
 	// Numbers (token counts, counts, scores, percentages, sizes); replaceNumbers keeps those
 	// glued to a letter before them.
 	numberRe = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
-	// A quoted /pattern/: after the start, a space or "(", before the end, a space or
-	// punctuation.
-	patternRe = regexp.MustCompile(`(?:^|[\s(])/[^/\n]+/(?:$|[\s,;:).])`)
+	// A quoted `expression`, or a quoted /pattern/ (after the start, a space or "(", before
+	// the end, a space or punctuation).
+	patternRe = regexp.MustCompile("`[^`\n]*`|(?:^|[\\s(])/[^/\n]+/(?:$|[\\s,;:).])")
 )
 
 // Normalize replaces what varies between two traces with the same failure: ids (UUIDs, hex
@@ -58,13 +58,13 @@ var (
 // to a letter (an agent or model name such as agent2 or gpt-4o). Runs of white space
 // become one space.
 //
-// A /pattern/ (a configured pattern, as the messages quote one) is kept as it is: it comes
-// from the config, not from the trace.
+// A `expression` or a /pattern/ (configured ones, as the messages quote them) is kept as it
+// is: it comes from the config, not from the trace.
 func Normalize(msg string) string {
 	var kept []string
 	msg = strings.ReplaceAll(msg, "\x00", "")
 	msg = patternRe.ReplaceAllStringFunc(msg, func(m string) string {
-		i := strings.IndexByte(m, '/')
+		i := strings.IndexAny(m, "/`")
 		kept = append(kept, m[i:])
 		return m[:i] + "\x00"
 	})
