@@ -158,6 +158,9 @@ func TestStepsOnRealCaptures(t *testing.T) {
 		"outcome":  "fail",
 		"expected": budget.Expected,
 		"actual":   budget.Actual,
+		// The failure's cluster, as the budget check named it, and its signature.
+		"cluster":   "budget_blowout",
+		"signature": budget.Signature,
 	}, budgetLog.ContextMap())
 	require.Empty(t, h.logs.FilterMessageSnippet("assertion pass").All(), "log_verdicts: failures")
 	// One info line for the judged trace, with every outcome counted.
