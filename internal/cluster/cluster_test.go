@@ -39,7 +39,14 @@ func TestNormalize(t *testing.T) {
 		// Timestamps.
 		{"at 2026-12-01T10:55:33.123Z it failed", "at <time> it failed"},
 		// Ids in arguments lose their digits; agent and model names keep theirs.
-		{`agent2 used context planner never supplied: "ORD-4471" in lookup(ord_88)`, `agent2 used context planner never supplied: "ORD-<n>" in lookup(ord_<n>)`},
+		{`agent2 used context planner never supplied: ORD-4471 in lookup(ord_88)`, `agent2 used context planner never supplied: ORD-<n> in lookup(ord_<n>)`},
+		// Content quoted from the trace: strings and JSON values.
+		{`booking_specialist used context triage never supplied: "LC-88412" in book_table`, `booking_specialist used context triage never supplied: <text> in book_table`},
+		{`agent triage: expected ` + "`status == \"failed\"`" + `, got status "completed", error "", output {"text":"it is \"sunny\"","n":[1,{"a":"}"}]} (status: ok)`,
+			`agent triage: expected ` + "`status == \"failed\"`" + `, got status <text>, error <text>, output <json> (status: ok)`},
+		{`output [{"role":"user","parts":[{"text":"Paris`, `output <json>`},
+		{`output {"content":{"parts":[{"text":"Paris…, and (status: ok)`, `output <json>, and (status: ok)`},
+		{`delegation cycle among agents {triage, weather_specialist} [a, b]`, `delegation cycle among agents {triage, weather_specialist} [a, b]`},
 		{"gpt-4o answered", "gpt-4o answered"},
 		// Counts written "name xN".
 		{"other senders to researcher: planner x3, critic x12", "other senders to researcher: planner x<n>, critic x<n>"},

@@ -33,6 +33,8 @@ const (
 	PlaceholderTime     = "<time>"
 	PlaceholderDuration = "<duration>"
 	PlaceholderNumber   = "<n>"
+	PlaceholderText     = "<text>"
+	PlaceholderJSON     = "<json>"
 )
 
 var (
@@ -52,8 +54,9 @@ var (
 	patternRe = regexp.MustCompile("`[^`\n]*`|(?:^|[\\s(])/[^/\n]+/(?:$|[\\s,;:).])")
 )
 
-// Normalize replaces what varies between two traces with the same failure: ids (UUIDs, hex
-// span and trace ids) with <id>, timestamps with <time>, durations with <duration>, and the
+// Normalize replaces what varies between two traces with the same failure: content quoted
+// from the trace (a "double-quoted" string with <text>, a JSON object or array with <json>),
+// ids (UUIDs, hex span and trace ids) with <id>, timestamps with <time>, durations with <duration>, and the
 // remaining numbers (token counts, counts, scores, percentages) with <n>, except digits glued
 // to a letter (an agent or model name such as agent2 or gpt-4o). Runs of white space
 // become one space.
@@ -68,7 +71,8 @@ func Normalize(msg string) string {
 		kept = append(kept, m[i:])
 		return m[:i] + "\x00"
 	})
-	s := uuidRe.ReplaceAllString(msg, PlaceholderID)
+	s := replaceContent(msg)
+	s = uuidRe.ReplaceAllString(s, PlaceholderID)
 	s = hexRe.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.ContainsAny(m, "0123456789") {
 			return PlaceholderID
@@ -109,3 +113,70 @@ func replaceNumbers(s string) string {
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// replaceContent puts <text> in place of every double-quoted string and <json> in place of
+// every JSON object or array (one that opens with {" or [ followed by {, [ or "), scanning
+// strings with their escapes; an unclosed one runs to a cut or the end.
+func replaceContent(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"':
+			b.WriteString(PlaceholderText)
+			i = skipString(s, i)
+		case (c == '{' || c == '[') && jsonStart(s[i:]):
+			b.WriteString(PlaceholderJSON)
+			i = skipJSON(s, i)
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+func jsonStart(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	if s[0] == '{' {
+		return s[1] == '"' || s[1] == '}'
+	}
+	return s[1] == '{' || s[1] == '[' || s[1] == '"' || s[1] == ']'
+}
+
+// skipString returns the index after the string that opens at s[i].
+func skipString(s string, i int) int {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(s)
+}
+
+// skipJSON returns the index after the object or array that opens at s[i]; one left open
+// by a cut ("…", as the messages shorten long values) ends at the cut.
+func skipJSON(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			j = skipString(s, j) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	if k := strings.Index(s[i:], "…"); k >= 0 {
+		return i + k + len("…")
+	}
+	return len(s)
+}
