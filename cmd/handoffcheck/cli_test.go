@@ -173,8 +173,10 @@ func TestSummaryJSON(t *testing.T) {
 	// The same budget failure on both traces (other span ids) has one signature; first and
 	// last seen are the traces' starts (their earliest spans: ADK 05:42:22.044, Strands
 	// 05:42:27.644).
-	sig := cluster.Key{Case: "tight_budget", Step: "EXPECT_AGENT_BUDGET#2", Cluster: cluster.BudgetBlowout,
-		Message: "weather_specialist (span 6bcab0b4c887d392) made 2 tool calls, over maxToolCalls 1"}.Signature()
+	sig := cluster.Key{
+		Case: "tight_budget", Step: "EXPECT_AGENT_BUDGET#2", Cluster: cluster.BudgetBlowout,
+		Message: "weather_specialist (span 6bcab0b4c887d392) made 2 tool calls, over maxToolCalls 1",
+	}.Signature()
 	fix := cluster.FixFor(cluster.BudgetBlowout, "", "")
 	want := `{"exit_code":1,"traces":2,"assertions":10,
 	  "counts":{"pass":6,"fail":2,"gated":0,"error":0,"skipped":2},

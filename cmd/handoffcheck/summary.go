@@ -62,8 +62,10 @@ type notPassed struct {
 }
 
 func newSummary(cases []string) *summary {
-	s := &summary{Cases: []*caseSummary{}, byName: map[string]*caseSummary{}, clusters: cluster.NewGrouper(),
-		Clusters: []cluster.Total{}, Signatures: []cluster.Group{}}
+	s := &summary{
+		Cases: []*caseSummary{}, byName: map[string]*caseSummary{}, clusters: cluster.NewGrouper(),
+		Clusters: []cluster.Total{}, Signatures: []cluster.Group{},
+	}
 	for _, name := range cases {
 		s.caseNamed(name)
 	}

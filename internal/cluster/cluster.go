@@ -52,24 +52,42 @@ type Info struct {
 }
 
 var catalogue = []Info{
-	{DroppedConstraint, "a required pattern or constraint did not cross the handoff",
-		"make {sender} emit the constraints {receiver} needs (caps, date ranges, exclusion lists, ids) as a JSON block in the handoff"},
-	{WrongDispatch, "a delegation to an unexpected agent, or one missing or repeated",
-		"add an explicit dispatch-or-inline criterion to {sender}'s prompt that says when {receiver} is the right receiver"},
-	{ScopeBleed, "the receiver worked outside its scope or called tools outside handoff.allowed_tools",
-		"tighten {receiver}'s scope: offer only the tools it needs and add a one-shot example of the boundary to its instructions"},
-	{IntegrationSkip, "the sender ignored the receiver's return value",
-		"make {sender} acknowledge {receiver}'s return value in one sentence before its next step, and build on it instead of redoing the work"},
-	{RecoveryBlind, "an error on the handoff's round trip was swallowed",
-		"add an explicit recovery branch to {sender}'s prompt (retry with a changed scope, fall back, or surface the error) and a retry policy for {receiver}"},
-	{BudgetBlowout, "an agent's subtree went over its token, duration, tool-call or cost budget",
-		"cap the agent's work: fewer turns or tool calls per run, a smaller context passed at each handoff, or a cheaper model for the receivers"},
-	{Loop, "the delegation turned in circles or ran away",
-		"give the orchestration a stop condition (a maximum number of handoffs or turns) and make {receiver} return a final answer instead of handing back"},
-	{Leak, "forbidden content crossed a handoff",
-		"keep secrets and personal data out of {sender}'s handoff: pass references instead of values, and redact before dispatching"},
-	{Other, "any other failure",
-		"read a representative trace: the message says what was expected and what happened"},
+	{
+		DroppedConstraint, "a required pattern or constraint did not cross the handoff",
+		"make {sender} emit the constraints {receiver} needs (caps, date ranges, exclusion lists, ids) as a JSON block in the handoff",
+	},
+	{
+		WrongDispatch, "a delegation to an unexpected agent, or one missing or repeated",
+		"add an explicit dispatch-or-inline criterion to {sender}'s prompt that says when {receiver} is the right receiver",
+	},
+	{
+		ScopeBleed, "the receiver worked outside its scope or called tools outside handoff.allowed_tools",
+		"tighten {receiver}'s scope: offer only the tools it needs and add a one-shot example of the boundary to its instructions",
+	},
+	{
+		IntegrationSkip, "the sender ignored the receiver's return value",
+		"make {sender} acknowledge {receiver}'s return value in one sentence before its next step, and build on it instead of redoing the work",
+	},
+	{
+		RecoveryBlind, "an error on the handoff's round trip was swallowed",
+		"add an explicit recovery branch to {sender}'s prompt (retry with a changed scope, fall back, or surface the error) and a retry policy for {receiver}",
+	},
+	{
+		BudgetBlowout, "an agent's subtree went over its token, duration, tool-call or cost budget",
+		"cap the agent's work: fewer turns or tool calls per run, a smaller context passed at each handoff, or a cheaper model for the receivers",
+	},
+	{
+		Loop, "the delegation turned in circles or ran away",
+		"give the orchestration a stop condition (a maximum number of handoffs or turns) and make {receiver} return a final answer instead of handing back",
+	},
+	{
+		Leak, "forbidden content crossed a handoff",
+		"keep secrets and personal data out of {sender}'s handoff: pass references instead of values, and redact before dispatching",
+	},
+	{
+		Other, "any other failure",
+		"read a representative trace: the message says what was expected and what happened",
+	},
 }
 
 var byName = func() map[Name]Info {

@@ -42,8 +42,10 @@ func TestNormalize(t *testing.T) {
 		{`agent2 used context planner never supplied: ORD-4471 in lookup(ord_88)`, `agent2 used context planner never supplied: ORD-<n> in lookup(ord_<n>)`},
 		// Content quoted from the trace: strings and JSON values.
 		{`booking_specialist used context triage never supplied: "LC-88412" in book_table`, `booking_specialist used context triage never supplied: <text> in book_table`},
-		{`agent triage: expected ` + "`status == \"failed\"`" + `, got status "completed", error "", output {"text":"it is \"sunny\"","n":[1,{"a":"}"}]} (status: ok)`,
-			`agent triage: expected ` + "`status == \"failed\"`" + `, got status <text>, error <text>, output <json> (status: ok)`},
+		{
+			`agent triage: expected ` + "`status == \"failed\"`" + `, got status "completed", error "", output {"text":"it is \"sunny\"","n":[1,{"a":"}"}]} (status: ok)`,
+			`agent triage: expected ` + "`status == \"failed\"`" + `, got status <text>, error <text>, output <json> (status: ok)`,
+		},
 		{`output [{"role":"user","parts":[{"text":"Paris`, `output <json>`},
 		{`output {"content":{"parts":[{"text":"Paris…, and (status: ok)`, `output <json>, and (status: ok)`},
 		{`delegation cycle among agents {triage, weather_specialist} [a, b]`, `delegation cycle among agents {triage, weather_specialist} [a, b]`},
@@ -63,8 +65,10 @@ func TestNormalize(t *testing.T) {
 // durations and token numbers, has one signature; another step, pair, cluster or wording
 // has another.
 func TestSignatureStable(t *testing.T) {
-	a := Key{Case: "c", Step: "EXPECT_AGENT_BUDGET#2", Cluster: BudgetBlowout,
-		Message: "researcher (span 00000000000000a2) used 15230 tokens, over maxTokens 10000"}
+	a := Key{
+		Case: "c", Step: "EXPECT_AGENT_BUDGET#2", Cluster: BudgetBlowout,
+		Message: "researcher (span 00000000000000a2) used 15230 tokens, over maxTokens 10000",
+	}
 	b := a
 	b.Message = "researcher (span 9f86d081884c7d65) used 10001 tokens, over maxTokens 10000"
 	require.Equal(t, a.Signature(), b.Signature())
@@ -92,15 +96,21 @@ func TestSignatureStable(t *testing.T) {
 func TestGrouper(t *testing.T) {
 	at := func(s int) time.Time { return time.Unix(1_700_000_000+int64(s), 0).UTC() }
 	leak := func(trace string, s int, span string) Failure {
-		return Failure{Key: Key{Case: "c", Step: "EXPECT_HANDOFF_CONTEXT#1", Cluster: Leak,
-			Message: "handoff planner -> researcher (span " + span + "): the handoff content contains forbidden /sk-[A-Za-z0-9]+/"},
-			TraceID: trace, Seen: at(s)}
+		return Failure{
+			Key: Key{
+				Case: "c", Step: "EXPECT_HANDOFF_CONTEXT#1", Cluster: Leak,
+				Message: "handoff planner -> researcher (span " + span + "): the handoff content contains forbidden /sk-[A-Za-z0-9]+/",
+			},
+			TraceID: trace, Seen: at(s),
+		}
 	}
 	fails := []Failure{
 		leak("t5", 50, "00000000000000a5"), leak("t1", 10, "00000000000000a1"), leak("t3", 30, "00000000000000a3"),
 		leak("t1", 10, "00000000000000b1"), leak("t4", 40, "00000000000000a4"), leak("t2", 20, "00000000000000a2"),
-		{Key: Key{Case: "c", Step: "steps[2].ScopeFidelity", From: "planner", To: "coder", Cluster: ScopeBleed,
-			Message: "coder called shell (span 00000000000000c1), outside handoff.allowed_tools [read_file]"}, TraceID: "t9"},
+		{Key: Key{
+			Case: "c", Step: "steps[2].ScopeFidelity", From: "planner", To: "coder", Cluster: ScopeBleed,
+			Message: "coder called shell (span 00000000000000c1), outside handoff.allowed_tools [read_file]",
+		}, TraceID: "t9"},
 		{Key: Key{Case: "c", Step: "expected_result", Message: "agent a: expected `x`, got 3"}, TraceID: "t2", Seen: at(20)},
 	}
 	var groups []Summary
