@@ -59,11 +59,7 @@ func (r *Run) clusterSection(b *bytes.Buffer) {
 	b.WriteString("\n## Failure clusters\n\n")
 	b.WriteString("| cluster | failures | signatures | immediate_fix |\n|---|---:|---:|---|\n")
 	for _, c := range s.Clusters {
-		sigs := fmt.Sprint(c.Signatures)
-		if c.Unlisted > 0 {
-			sigs += fmt.Sprintf(" (+%d failures in further signatures)", c.Unlisted)
-		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", c.Cluster, c.Count, sigs, cell(c.ImmediateFix))
+		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", c.Cluster, c.Count, signaturesOf(c), cell(c.ImmediateFix))
 	}
 	b.WriteString("\n| cluster | signature | case | assertion | failures | traces | first seen | last seen | representative traces | message | immediate_fix |\n")
 	b.WriteString("|---|---|---|---|---:|---:|---|---|---|---|---|\n")
@@ -72,6 +68,16 @@ func (r *Run) clusterSection(b *bytes.Buffer) {
 			cell(groupStep(g)), g.Count, g.Traces, seenAt(g.FirstSeen), seenAt(g.LastSeen), codeList(g.TraceIDs),
 			cell(g.Message), cell(g.ImmediateFix))
 	}
+}
+
+// signaturesOf is a cluster's number of signatures, and the failures of signatures beyond
+// cluster.MaxGroups.
+func signaturesOf(c cluster.Total) string {
+	sigs := fmt.Sprint(c.Signatures)
+	if c.Unlisted > 0 {
+		sigs += fmt.Sprintf(" (+%d failures in further signatures)", c.Unlisted)
+	}
+	return sigs
 }
 
 // groupStep names a group's assertion, with its handoff when it names one.
@@ -118,11 +124,7 @@ type htmlTraceRef struct {
 func (r *Run) htmlClusters(p *htmlPage) {
 	s := r.clusters.Summary()
 	for _, c := range s.Clusters {
-		sigs := fmt.Sprint(c.Signatures)
-		if c.Unlisted > 0 {
-			sigs += fmt.Sprintf(" (+%d failures in further signatures)", c.Unlisted)
-		}
-		p.Clusters = append(p.Clusters, htmlCluster{Name: string(c.Cluster), Signatures: sigs, Fix: htmlText(c.ImmediateFix), Count: c.Count})
+		p.Clusters = append(p.Clusters, htmlCluster{Name: string(c.Cluster), Signatures: signaturesOf(c), Fix: htmlText(c.ImmediateFix), Count: c.Count})
 	}
 	for _, g := range s.Groups {
 		hs := htmlSignature{
