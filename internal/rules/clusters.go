@@ -17,14 +17,20 @@ func (r *Result) classify(c cluster.Name) {
 }
 
 // stampCluster completes a final result: a failure gets its cluster (Other when its check
-// named none) and its signature; any other outcome carries neither.
+// named none) and its signature; any other outcome carries neither. A failure the judge
+// decided signs with what was expected instead of its message, which holds the judge's
+// free-text reason: the same failure on two traces keeps one signature.
 func (r *Result) stampCluster() {
 	if r.Outcome != Fail {
 		r.Cluster, r.Signature = "", ""
 		return
 	}
 	r.Cluster = r.Cluster.Or()
-	r.Signature = cluster.Key{Case: r.Case, Step: r.Step, From: r.From, To: r.To, Cluster: r.Cluster, Message: r.Message}.Signature()
+	msg := r.Message
+	if r.Judge != nil {
+		msg = "judge failed: " + r.Expected
+	}
+	r.Signature = cluster.Key{Case: r.Case, Step: r.Step, From: r.From, To: r.To, Cluster: r.Cluster, Message: msg}.Signature()
 }
 
 // stampClusters stamps every result (stampCluster).
