@@ -38,10 +38,8 @@ const (
 )
 
 var (
-	// uuid, then runs of 8 or more hex digits (span and trace ids, hashes); a run must hold a
-	// digit, so an English word such as "deadbeef" or "accepted" stays.
+	// UUIDs; then replaceHex takes runs of 8 or more hex digits (span and trace ids, hashes).
 	uuidRe = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	hexRe  = regexp.MustCompile(`(?i)\b[0-9a-f]{8,}\b`)
 	// RFC 3339 timestamps.
 	timeRe = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`)
 	// Go-style durations (1.5s, 250ms, 1m30s, 2h) and numbers with a duration unit word.
@@ -66,22 +64,25 @@ var (
 func Normalize(msg string) string {
 	var kept []string
 	msg = strings.ReplaceAll(msg, "\x00", "")
-	msg = patternRe.ReplaceAllStringFunc(msg, func(m string) string {
-		i := strings.IndexAny(m, "/`")
-		kept = append(kept, m[i:])
-		return m[:i] + "\x00"
-	})
+	if strings.ContainsAny(msg, "/`") {
+		msg = patternRe.ReplaceAllStringFunc(msg, func(m string) string {
+			i := strings.IndexAny(m, "/`")
+			kept = append(kept, m[i:])
+			return m[:i] + "\x00"
+		})
+	}
 	s := replaceContent(msg)
-	s = uuidRe.ReplaceAllString(s, PlaceholderID)
-	s = hexRe.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.ContainsAny(m, "0123456789") {
-			return PlaceholderID
+	if strings.ContainsAny(s, "0123456789") { // every placeholder below stands for digits
+		if strings.Count(s, "-") >= 4 {
+			s = uuidRe.ReplaceAllString(s, PlaceholderID)
 		}
-		return m
-	})
-	s = timeRe.ReplaceAllString(s, PlaceholderTime)
-	s = durationRe.ReplaceAllString(s, PlaceholderDuration)
-	s = replaceNumbers(s)
+		s = replaceHex(s)
+		if strings.Contains(s, ":") {
+			s = timeRe.ReplaceAllString(s, PlaceholderTime)
+		}
+		s = durationRe.ReplaceAllString(s, PlaceholderDuration)
+		s = replaceNumbers(s)
+	}
 	for _, k := range kept {
 		s = strings.Replace(s, "\x00", k, 1)
 	}
@@ -180,3 +181,37 @@ func skipJSON(s string, i int) int {
 	}
 	return len(s)
 }
+
+// replaceHex puts <id> in place of every word of 8 or more hex digits that holds a digit (a
+// span or trace id, a hash), so an English word such as "deadbeef" or "accepted" stays.
+func replaceHex(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if !isHex(s[i]) || i > 0 && isWord(s[i-1]) {
+			i++
+			continue
+		}
+		j, digit := i, false
+		for j < len(s) && isHex(s[j]) {
+			digit = digit || s[j] >= '0' && s[j] <= '9'
+			j++
+		}
+		if j-i >= 8 && digit && (j == len(s) || !isWord(s[j])) {
+			b.WriteString(s[last:i])
+			b.WriteString(PlaceholderID)
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// isWord is \w of a regular expression: a letter, a digit or an underscore.
+func isWord(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c == '_' }
