@@ -389,6 +389,9 @@ func (e *assertionExporter) log(results []rules.Result) {
 		if failed {
 			fields = append(fields, zap.String("expected", esc(r.Expected)), zap.String("actual", esc(r.Actual)))
 		}
+		if r.Outcome == rules.Fail {
+			fields = append(fields, zap.String("cluster", string(r.Cluster.Or())), zap.String("signature", r.Signature))
+		}
 		if !r.Complete {
 			fields = append(fields, zap.Bool("trace_complete", false))
 		}

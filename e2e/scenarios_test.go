@@ -105,6 +105,7 @@ type verdictGolden struct {
 	To       string   `json:"to,omitempty"`
 	Axis     string   `json:"axis,omitempty"`
 	Outcome  string   `json:"outcome"`
+	Cluster  string   `json:"cluster,omitempty"` // a failure's cluster (internal/cluster)
 	Expected string   `json:"expected"`
 	Actual   string   `json:"actual"`
 	Message  string   `json:"message"`
@@ -129,6 +130,9 @@ type scenarioResult struct {
 	Score    *float64        `json:"score"`
 	Gated    bool            `json:"gated"`
 	Judge    json.RawMessage `json:"judge"`
+	// Cluster and Signature name a failure's cluster (internal/cluster).
+	Cluster   string `json:"cluster"`
+	Signature string `json:"signature"`
 	// Timestamp is the trace's start (RFC 3339), the first field of every line.
 	Timestamp string `json:"timestamp"`
 }
@@ -586,7 +590,7 @@ func checkScenarioTrace(t *testing.T, at string, g traceGolden, rep clientReport
 			obs.DAG.Topology = r.Actual
 		}
 		obs.Results = append(obs.Results, verdictGolden{
-			Case: r.Case, Step: r.Step, From: r.From, To: r.To, Axis: r.Axis, Outcome: r.Outcome,
+			Case: r.Case, Step: r.Step, From: r.From, To: r.To, Axis: r.Axis, Outcome: r.Outcome, Cluster: r.Cluster,
 			Expected: placeholders(r.Expected, byID), Actual: placeholders(r.Actual, byID),
 			Message: placeholders(r.Message, byID), Score: r.Score,
 		})
@@ -612,6 +616,12 @@ func checkScenarioTrace(t *testing.T, at string, g traceGolden, rep clientReport
 		r := mine[i]
 		if r.Outcome != w.Outcome {
 			t.Errorf("%s %s: outcome %q, want %q (actual %q, message %q)", at, key, r.Outcome, w.Outcome, r.Actual, r.Message)
+		}
+		if r.Cluster != w.Cluster {
+			t.Errorf("%s %s: cluster %q, want %q (message %q)", at, key, r.Cluster, w.Cluster, r.Message)
+		}
+		if (r.Outcome == "fail") != (r.Signature != "") {
+			t.Errorf("%s %s: outcome %s with signature %q: a failure, and only a failure, has one", at, key, r.Outcome, r.Signature)
 		}
 		for _, f := range []struct{ field, got, want string }{
 			{"expected", r.Expected, w.Expected},

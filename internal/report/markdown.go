@@ -15,7 +15,8 @@ import (
 const maxCell = 160
 
 // Markdown renders the run as a Markdown summary: the verdict and totals, a table per case,
-// a table of failures and errors (at most MaxFailureRows), and a Mermaid `graph TD` of each
+// a table of failures and errors (at most MaxFailureRows), the failures grouped by cluster
+// and signature (clusterSection), and a Mermaid `graph TD` of each
 // failing trace's delegation DAG (at most MaxPictures) headed by its service and span file,
 // after a legend: each failure drawn where it happened with a short reason (see
 // locateFailures), the agents' run figures in their boxes, orchestration wrappers drawn as
@@ -79,6 +80,7 @@ func (r *Run) Markdown() []byte {
 		fmt.Fprintf(&b, "\n%d more failures and errors are not listed here; see the JUnit or JSON-lines report.\n",
 			t.Fail+t.Error-listed)
 	}
+	r.clusterSection(&b)
 
 	ids := make([]string, 0, len(r.pictures))
 	for id := range r.pictures {

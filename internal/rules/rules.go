@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
@@ -52,6 +53,10 @@ type Result struct {
 	Gated bool `json:"gated,omitempty"`
 	// Judge is the judge's verdict, when a judge graded the result.
 	Judge *JudgeVerdict `json:"judge,omitempty"`
+	// Cluster names why a failing result failed, as its check decided; Signature is the
+	// failure's stable signature (internal/cluster). Both are empty unless the outcome is fail.
+	Cluster   cluster.Name `json:"cluster,omitempty"`
+	Signature string       `json:"signature,omitempty"`
 
 	// pending is the result a judge grading fills in after the trace's steps ran.
 	pending *Result
@@ -261,6 +266,7 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 // split separates the results decided now from those a grading decides.
 func (e *Evaluator) split(tc *traceCache, out []Result) Evaluation {
 	ev := Evaluation{TimedOut: tc.ctx.Err() != nil}
+	stampClusters(out)
 	var gr *Grading
 	for i := range out {
 		p := out[i].pending
@@ -532,6 +538,7 @@ func topology(r *Result, s StepConfig, g *agentgraph.Graph) {
 	}
 	problems = append(problems, loopProblems(s, g)...)
 	verdict(r, problems, "topology ok: "+r.Actual)
+	r.classify(topologyCluster(g))
 }
 
 func delegation(r *Result, s StepConfig, g *agentgraph.Graph) {
@@ -569,6 +576,7 @@ func delegation(r *Result, s StepConfig, g *agentgraph.Graph) {
 		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
 	}
 	verdict(r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
+	r.classify(cluster.WrongDispatch)
 	r.Message = withNotRun(g, r.Message, s.AgentName, s.FromAgent)
 }
 
@@ -634,6 +642,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 		return
 	}
 	verdict(r, capList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+	r.classify(cluster.BudgetBlowout)
 }
 
 // unknownDuration says why a rollup's duration is unknown, naming the first span.
