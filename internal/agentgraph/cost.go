@@ -1,0 +1,149 @@
+package agentgraph
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
+)
+
+// Cost. Every call the token rollups count (the innermost LLM spans an agent owns, else an
+// agent span's own tokens when no LLM span sits below it; LLM spans outside any agent too) is
+// priced once:
+//   - the cost the span reports, when the cost chain finds one (gen_ai.usage.cost,
+//     OpenInference's llm.cost.total, Pydantic AI's operation.cost, ...): source "reported";
+//   - else its tokens (input, output, cached input read and written) times the price of its
+//     model (response model, then request model) from Options.Prices: source "override"
+//     (a price from config) or "table" (the genai-prices snapshot);
+//   - else, when it records tokens, the cost is unknown and Cost.Unpriced says why: "no
+//     price for model X" (no entry, or none for a kind of token the call used; X is
+//     "(none)" when the span names no model). An unknown cost is never counted as 0: the
+//     rollups list it in Unpriced, and a cost budget says it is incomplete.
+// A call that records neither tokens nor a cost is not priced (it adds no tokens either).
+
+// Cost is what one call cost.
+type Cost struct {
+	// USD is the cost when it is known (Source set).
+	USD float64
+	// Source is pricing.SourceReported, SourceTable or SourceOverride; "" when the cost is
+	// unknown (Unpriced says why) or the span is not a priced call.
+	Source string
+	// From is the attribute key of a reported cost, else the table entry that priced it
+	// (provider/model).
+	From string
+	// Model and Provider are the names the span gives (response model, else request model).
+	Model, Provider string
+	// Unpriced says why the cost of a priced call is unknown ("" otherwise).
+	Unpriced string
+}
+
+// Priced reports whether the cost is known.
+func (c Cost) Priced() bool { return c.Source != "" }
+
+// price prices every call the rollups count.
+func (g *Graph) price(chains Chains, prices *pricing.Table) {
+	for _, s := range g.Spans {
+		switch {
+		case s.Role == RoleLLM && !s.llmBelowOwn:
+		case s.Role == RoleAgent && !s.llmBelow:
+		default:
+			continue
+		}
+		s.Cost = priceSpan(s, chains, prices)
+	}
+}
+
+func priceSpan(s *Span, chains Chains, prices *pricing.Table) Cost {
+	resp := resolve(s.Pdata, chains.ResponseModel, nil)
+	req := resolve(s.Pdata, chains.RequestModel, nil)
+	provider := resolve(s.Pdata, chains.Provider, nil).Text
+	c := Cost{Provider: provider, Model: resp.Text}
+	if c.Model == "" {
+		c.Model = req.Text
+	}
+	if usd, key, ok := resolveFloat(s.Pdata.Attributes(), chains.Cost); ok {
+		c.USD, c.Source, c.From = usd, pricing.SourceReported, key
+		return c
+	}
+	if !s.HasTokens {
+		// Nothing to price by: an agent that called no model, or a call that records no
+		// usage (BeeAI's chat.start spans); it adds no tokens either.
+		return Cost{}
+	}
+	model := c.Model
+	if model == "" {
+		model = "(none)"
+	}
+	u := pricing.Usage{Input: s.InputTokens, Output: s.OutputTokens}
+	u.CacheRead, _, _ = resolveInt(s.Pdata, chains.CacheReadTokens)
+	u.CacheWrite, _, _ = resolveInt(s.Pdata, chains.CacheWriteTokens)
+	at := time.Unix(0, int64(s.Pdata.StartTimestamp())).UTC()
+	q, ok := prices.Price(provider, []string{resp.Text, req.Text}, at, u)
+	if !ok {
+		c.Unpriced = "no price for model " + model
+		return c
+	}
+	c.USD, c.Source = q.USD, q.Source
+	c.From = q.Model
+	if q.Provider != "" {
+		c.From = q.Provider + "/" + q.Model
+	}
+	return c
+}
+
+// resolveFloat walks a chain of numeric attributes (KEY#FIELD: a number inside a JSON object
+// attribute); numeric strings count, negative or non-finite numbers do not.
+func resolveFloat(attrs pcommon.Map, chain Chain) (float64, string, bool) {
+	for _, key := range chain {
+		var n float64
+		var ok bool
+		if attr, field, isField := strings.Cut(key, "#"); isField {
+			n, ok = jsonNumber(attrs, attr, field)
+		} else if v, found := attrs.Get(key); found {
+			switch v.Type() {
+			case pcommon.ValueTypeDouble:
+				n, ok = v.Double(), true
+			case pcommon.ValueTypeInt:
+				n, ok = float64(v.Int()), true
+			case pcommon.ValueTypeStr:
+				f, err := strconv.ParseFloat(strings.TrimSpace(v.Str()), 64)
+				n, ok = f, err == nil
+			}
+		}
+		if ok && n >= 0 && n-n == 0 { // n-n == 0: finite
+			return n, key, true
+		}
+	}
+	return 0, "", false
+}
+
+// addCost adds one call's cost to the rollup.
+func (r *Rollup) addCost(c Cost) {
+	if c.Priced() {
+		r.CostUSD += c.USD
+	}
+	if c.Unpriced != "" {
+		r.Unpriced = addSorted(r.Unpriced, c.Unpriced)
+	}
+}
+
+// addCosts adds another rollup's cost.
+func (r *Rollup) addCosts(o Rollup) {
+	r.CostUSD += o.CostUSD
+	for _, u := range o.Unpriced {
+		r.Unpriced = addSorted(r.Unpriced, u)
+	}
+}
+
+// addSorted inserts s into the sorted set list.
+func addSorted(list []string, s string) []string {
+	i, found := slices.BinarySearch(list, s)
+	if found {
+		return list
+	}
+	return slices.Insert(list, i, s)
+}
