@@ -25,6 +25,55 @@ import (
 //     rollups list it in Unpriced, and a cost budget says it is incomplete.
 // A call that records neither tokens nor a cost is not priced (it adds no tokens either).
 
+// Attributes of this distribution for cost (our own names until the GenAI conventions
+// settle on one): the handoff processor writes the first four on every priced call's span
+// (WriteCosts), the last three on HANDOFF spans (the receiver's subtree).
+const (
+	// AttrCostUSD is the call's cost in USD (on a HANDOFF span: the receiver subtree's,
+	// the known part when AttrCostComplete is false).
+	AttrCostUSD = "handoff.usage.cost_usd"
+	// AttrCostSource is reported, table, override, or unpriced (the cost is unknown).
+	AttrCostSource = "handoff.usage.cost_source"
+	// AttrCostBasis is the attribute a reported cost came from, or the price table entry
+	// (provider/model) or override (model) that priced the tokens.
+	AttrCostBasis = "handoff.usage.cost_basis"
+	// AttrCostUnpriced says why an unpriced call's cost is unknown ("no price for model X").
+	AttrCostUnpriced = "handoff.usage.cost_unpriced"
+	// AttrCostComplete (HANDOFF spans) is false when a call of the receiver's subtree has no
+	// price; AttrUnpriced then lists why, one entry per model.
+	AttrCostComplete = "handoff.usage.cost_complete"
+	AttrUnpriced     = "handoff.usage.unpriced"
+	// CostUnpriced is AttrCostSource's value on a call whose cost is unknown.
+	CostUnpriced = "unpriced"
+)
+
+// WriteCosts writes each priced call's cost onto its span (AttrCostUSD, AttrCostSource,
+// AttrCostBasis; AttrCostSource unpriced and AttrCostUnpriced when the cost is unknown) and
+// returns how many spans it wrote on.
+func (g *Graph) WriteCosts() int {
+	n := 0
+	for _, s := range g.Spans {
+		c := s.Cost
+		if !c.Priced() && c.Unpriced == "" {
+			continue
+		}
+		attrs := s.Pdata.Attributes()
+		if c.Priced() {
+			attrs.PutDouble(AttrCostUSD, c.USD)
+			attrs.PutStr(AttrCostSource, c.Source)
+			attrs.PutStr(AttrCostBasis, c.From)
+			attrs.Remove(AttrCostUnpriced)
+		} else {
+			attrs.Remove(AttrCostUSD)
+			attrs.PutStr(AttrCostSource, CostUnpriced)
+			attrs.PutStr(AttrCostUnpriced, c.Unpriced)
+			attrs.Remove(AttrCostBasis)
+		}
+		n++
+	}
+	return n
+}
+
 // Cost is what one call cost.
 type Cost struct {
 	// USD is the cost when it is known (Source set).

@@ -119,3 +119,50 @@ func TestUnpricedAndOverride(t *testing.T) {
 		}
 	}
 }
+
+// TestCostAttributes: WriteCosts puts each call's cost on its span, and the HANDOFF span
+// carries the receiver subtree's: evaluator_agent's one call (0.00006105, reported) in the
+// Pydantic AI capture; in strands-ok, weather_specialist's calls of a model without a price.
+func TestCostAttributes(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "corpus", "lf-pydantic-ai-multiagent.otlp.json")
+	g := BuildAll(readTraces(t, path), Options{})[0]
+	require.Equal(t, 4, g.WriteCosts())
+	for _, s := range llmSpans(g) {
+		attrs := s.Pdata.Attributes()
+		v, _ := attrs.Get(AttrCostUSD)
+		require.Equal(t, s.Cost.USD, v.Double())
+		v, _ = attrs.Get(AttrCostSource)
+		require.Equal(t, "reported", v.Str())
+		v, _ = attrs.Get(AttrCostBasis)
+		require.Equal(t, "operation.cost", v.Str())
+	}
+	out := ptrace.NewTraces()
+	require.Equal(t, 1, AppendHandoffs(g, out, ContentPolicy{}))
+	attrs := out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	v, _ := attrs.Get(AttrCostUSD)
+	require.InDelta(t, 0.00006105, v.Double(), 1e-12)
+	v, _ = attrs.Get(AttrCostComplete)
+	require.True(t, v.Bool())
+	_, has := attrs.Get(AttrUnpriced)
+	require.False(t, has)
+
+	g = BuildAll(capture(t, "strands-ok"), Options{})[0]
+	require.Equal(t, 4, g.WriteCosts(), "the four chat spans")
+	for _, s := range llmSpans(g) {
+		if !s.HasTokens {
+			continue
+		}
+		attrs := s.Pdata.Attributes()
+		v, _ := attrs.Get(AttrCostSource)
+		require.Equal(t, "unpriced", v.Str())
+		_, has := attrs.Get(AttrCostUSD)
+		require.False(t, has, "an unknown cost is not written as 0")
+	}
+	out = ptrace.NewTraces()
+	require.Equal(t, 1, AppendHandoffs(g, out, ContentPolicy{}))
+	attrs = out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	v, _ = attrs.Get(AttrCostComplete)
+	require.False(t, v.Bool())
+	v, _ = attrs.Get(AttrUnpriced)
+	require.Equal(t, []any{"no price for model mock-weather-1"}, v.Slice().AsRaw())
+}
