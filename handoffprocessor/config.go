@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 )
 
@@ -42,6 +43,8 @@ type Config struct {
 	Content ContentConfig `mapstructure:"content"`
 	// Chains overrides fallback chains per normalized field (empty = default chain).
 	Chains agentgraph.Chains `mapstructure:"chains"`
+	// Pricing overrides the pinned price table per model (README, "Cost").
+	Pricing pricing.Config `mapstructure:"pricing"`
 
 	_ struct{}
 }

@@ -70,18 +70,19 @@ type ModelPrice struct {
 	_          struct{}
 }
 
-// Validate checks every override, naming the field (pricing.models[i].key).
+// Validate checks every override, naming the field (models[i].key; confmap.Validate puts
+// the section's key, pricing, before it).
 func (c Config) Validate() error {
 	var errs []error
 	seen := map[string]int{}
 	for i, m := range c.Models {
-		at := fmt.Sprintf("pricing.models[%d]", i)
+		at := fmt.Sprintf("models[%d]", i)
 		if strings.TrimSpace(m.Model) == "" {
 			errs = append(errs, fmt.Errorf("%s.model: must name the model", at))
 		}
 		key := strings.ToLower(m.Provider) + "\x00" + strings.ToLower(m.Model)
 		if j, dup := seen[key]; dup && m.Model != "" {
-			errs = append(errs, fmt.Errorf("%s.model: %q (provider %q) is already priced by pricing.models[%d]", at, m.Model, m.Provider, j))
+			errs = append(errs, fmt.Errorf("%s.model: %q (provider %q) is already priced by models[%d]", at, m.Model, m.Provider, j))
 		}
 		seen[key] = i
 		for _, f := range []struct {

@@ -99,11 +99,11 @@ func TestConfigValidate(t *testing.T) {
 		{Model: "b", Input: f(-1), Output: f(math.Inf(1))},
 		{Model: "B", Input: f(1), Output: f(1)},
 	}}.Validate()
-	require.EqualError(t, err, "pricing.models[0].model: must name the model\n"+
-		"pricing.models[1].input_usd_per_mtok: must be set\n"+
-		"pricing.models[2].input_usd_per_mtok: must be a finite price of 0 or more, got -1\n"+
-		"pricing.models[2].output_usd_per_mtok: must be a finite price of 0 or more, got +Inf\n"+
-		`pricing.models[3].model: "B" (provider "") is already priced by pricing.models[2]`)
+	require.EqualError(t, err, "models[0].model: must name the model\n"+
+		"models[1].input_usd_per_mtok: must be set\n"+
+		"models[2].input_usd_per_mtok: must be a finite price of 0 or more, got -1\n"+
+		"models[2].output_usd_per_mtok: must be a finite price of 0 or more, got +Inf\n"+
+		`models[3].model: "B" (provider "") is already priced by models[2]`)
 }
 
 func TestTiersAndDates(t *testing.T) {
