@@ -171,3 +171,13 @@ func (c *Config) contentPolicy() agentgraph.ContentPolicy {
 	}
 	return p
 }
+
+// GraphOptions are the options the processor builds its graphs with (handoffcheck indexes
+// the traces with the same): the chains and the prices.
+func (c *Config) GraphOptions() (agentgraph.Options, error) {
+	prices, err := c.Pricing.Compile()
+	if err != nil {
+		return agentgraph.Options{}, fmt.Errorf("pricing: %w", err)
+	}
+	return agentgraph.Options{Chains: c.Chains, Prices: prices}, nil
+}

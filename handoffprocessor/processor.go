@@ -65,7 +65,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 	if err != nil {
 		return nil, err
 	}
-	prices, err := cfg.Pricing.Compile()
+	graphOpts, err := cfg.GraphOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 		next:         next,
 		logger:       set.Logger,
 		telemetry:    tel,
-		graphOpts:    agentgraph.Options{Chains: cfg.Chains, Prices: prices},
+		graphOpts:    graphOpts,
 		policy:       cfg.contentPolicy(),
 		links:        newLinkCache(cfg.LinkCacheSize),
 		now:          time.Now,
