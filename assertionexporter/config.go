@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
