@@ -114,7 +114,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_unknown_step_key.yaml":        "cases[0].steps[0].maxDepht: unknown key, did you mean maxDepth?",
 		"invalid_when_not_bool.yaml":           "cases[0] (c).when: must be a boolean expression, got string",
 		"invalid_when_syntax.yaml":             "cases[0] (c).when: ERROR: <input>:1:15: Syntax error",
-		"invalid_budget_without_limits.yaml":   "cases[0] (c).steps[1].maxTokens: set at least one of maxTokens, maxDurationMs, maxToolCalls",
+		"invalid_budget_without_limits.yaml":   "cases[0] (c).steps[1].maxTokens: set at least one of maxTokens, maxDurationMs, maxToolCalls, maxCostUsd",
 		"invalid_duplicate_case.yaml":          `cases[1].name: duplicate case name "c"`,
 		"invalid_min_over_max.yaml":            "cases[0] (c).steps[1].maxInvocations: must be at least minInvocations (3), got 1",
 		"invalid_log_verdicts.yaml":            `log_verdicts: must be one of all, failures, none, got "sometimes"`,
