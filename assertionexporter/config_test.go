@@ -116,6 +116,8 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_when_syntax.yaml":             "cases[0] (c).when: ERROR: <input>:1:15: Syntax error",
 		"invalid_budget_without_limits.yaml":   "cases[0] (c).steps[1].maxTokens: set at least one of maxTokens, maxDurationMs, maxToolCalls, maxCostUsd",
 		"invalid_duplicate_case.yaml":          `cases[1].name: duplicate case name "c"`,
+		"invalid_budget_negative_cost.yaml":    "cases[0] (c).steps[1].maxCostUsd: must be a finite amount of 0 or more, got -0.5",
+		"invalid_pricing.yaml":                 "pricing: models[0].input_usd_per_mtok: must be a finite price of 0 or more, got -1",
 		"invalid_min_over_max.yaml":            "cases[0] (c).steps[1].maxInvocations: must be at least minInvocations (3), got 1",
 		"invalid_log_verdicts.yaml":            `log_verdicts: must be one of all, failures, none, got "sometimes"`,
 		"invalid_file_source.yaml":             "cases[0] (c).steps[0].otelSpansFile: source FILE needs otelSpansFile, the span file to read",
