@@ -2,17 +2,14 @@ package assertionexporter
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/processor/processortest"
-	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -33,24 +30,15 @@ func stubPrices() pricing.Config {
 // exporter priced with ep, whose one case budgets weather_specialist's cost.
 func costRun(t *testing.T, pp, ep pricing.Config) ([]rules.Result, map[[3]string]int64, *observer.ObservedLogs, int64) {
 	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	cfg.Cases = []rules.CaseConfig{{Name: "cost", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxCostUsd: price(0.0003)},
-	}}}
-	cfg.Pricing = ep
-	out := filepath.Join(t.TempDir(), "verdicts.jsonl")
-	cfg.Reports.JSONLines = out
-	require.NoError(t, cfg.Validate())
-	tt := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
-	core, logs := observer.New(zapcore.InfoLevel)
-	set := metadatatest.NewSettings(tt)
-	set.Logger = zap.New(core)
-	exp, err := newExporter(set, cfg)
-	require.NoError(t, err)
+	exp, tt, logs, out := newRequiringExporter(t, "", func(cfg *Config) {
+		cfg.Judge.Endpoint = "" // no judge: the case has no judged step
+		cfg.Cases = []rules.CaseConfig{{Name: "cost", Steps: []rules.StepConfig{
+			{Action: rules.ActionTopology},
+			{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxCostUsd: price(0.0003)},
+		}}}
+		cfg.Pricing = ep
+	})
 	ctx := context.Background()
-	require.NoError(t, exp.Start(ctx, componenttest.NewNopHost()))
 
 	pf := handoffprocessor.NewFactory()
 	pcfg := pf.CreateDefaultConfig().(*handoffprocessor.Config)
