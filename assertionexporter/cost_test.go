@@ -1,14 +1,11 @@
 package assertionexporter
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/processor/processortest"
-	"go.uber.org/zap/zaptest/observer"
 	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
@@ -38,19 +35,7 @@ func costRun(t *testing.T, pp, ep pricing.Config) ([]rules.Result, map[[3]string
 		}}}
 		cfg.Pricing = ep
 	})
-	ctx := context.Background()
-
-	pf := handoffprocessor.NewFactory()
-	pcfg := pf.CreateDefaultConfig().(*handoffprocessor.Config)
-	pcfg.Pricing = pp
-	proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pcfg, exp)
-	require.NoError(t, err)
-	require.NoError(t, proc.Start(ctx, componenttest.NewNopHost()))
-	require.NoError(t, proc.ConsumeTraces(ctx, readCapture(t, "strands-ok")))
-	require.NoError(t, proc.(handoffprocessor.EndOfInput).EndOfInput(ctx))
-	require.NoError(t, proc.Shutdown(ctx))
-	require.NoError(t, exp.Drain(ctx))
-	require.NoError(t, exp.Shutdown(ctx))
+	runProcessor(t, exp, func(c *handoffprocessor.Config) { c.Pricing = pp }, "strands-ok")
 	return (&harness{out: out}).results(t), evaluations(t, tt), logs, exp.built.Load()
 }
 
