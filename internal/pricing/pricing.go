@@ -131,6 +131,22 @@ type compiled struct {
 	version   string
 	providers []*compiledProvider
 	byID      map[string]*compiledProvider
+
+	// found caches find's answers (misses too) by provider and model name: a lookup walks
+	// the match rules of up to every model of the data (tens of microseconds for a miss in
+	// a large provider), and a trace's calls name few models. Names come from spans, so the
+	// cache is bounded: past maxFound entries, lookups are not cached.
+	mu    sync.RWMutex
+	found map[foundKey]foundEntry
+}
+
+const maxFound = 10_000
+
+type foundKey struct{ provider, model string }
+
+type foundEntry struct {
+	p *compiledProvider
+	m *compiledModel
 }
 
 var (
@@ -150,7 +166,7 @@ func compileSnapshot(data []byte) (*compiled, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("pricing snapshot: %w", err)
 	}
-	c := &compiled{version: s.Package + "@" + s.Version, byID: map[string]*compiledProvider{}}
+	c := &compiled{version: s.Package + "@" + s.Version, byID: map[string]*compiledProvider{}, found: map[foundKey]foundEntry{}}
 	for _, p := range s.Providers {
 		cp := &compiledProvider{Provider: p}
 		var err error
@@ -287,11 +303,30 @@ func (t *Table) Price(provider string, models []string, at time.Time, u Usage) (
 	return Quote{}, false
 }
 
-// find finds the provider and model entry of a call, as genai-prices does: the provider by
+// find finds the provider and model entry of a call (lookup), cached.
+//
+// lookup finds them as genai-prices does: the provider by
 // id or provider rule (else by the providers' model rules), then the first model whose rule
 // matches, in the provider and then its fallback providers, trying the model name again with
 // a compact date suffix written with dashes.
 func (c *compiled) find(provider, model string) (*compiledProvider, *compiledModel) {
+	key := foundKey{provider, model}
+	c.mu.RLock()
+	e, ok := c.found[key]
+	c.mu.RUnlock()
+	if ok {
+		return e.p, e.m
+	}
+	e.p, e.m = c.lookup(provider, model)
+	c.mu.Lock()
+	if len(c.found) < maxFound {
+		c.found[key] = e
+	}
+	c.mu.Unlock()
+	return e.p, e.m
+}
+
+func (c *compiled) lookup(provider, model string) (*compiledProvider, *compiledModel) {
 	var p *compiledProvider
 	if provider != "" {
 		if p = c.byID[provider]; p == nil {

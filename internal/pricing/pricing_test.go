@@ -1,6 +1,7 @@
 package pricing
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -128,4 +129,19 @@ func TestLookahead(t *testing.T) {
 	require.True(t, f("labs-costral"))
 	require.False(t, f("acme/mistral-large"))
 	require.False(t, f("gpt-4o"))
+}
+
+// TestLookupCacheIsBounded: model names come from spans; past maxFound names the lookups
+// still answer, uncached.
+func TestLookupCacheIsBounded(t *testing.T) {
+	c, err := compileSnapshot(snapshotJSON)
+	require.NoError(t, err)
+	for i := range maxFound + 10 {
+		_, m := c.find("strands-agents", fmt.Sprintf("stub-%d", i))
+		require.Nil(t, m)
+	}
+	require.Len(t, c.found, maxFound)
+	p, m := c.find("openai", "gpt-4o-mini")
+	require.Equal(t, "openai", p.ID)
+	require.Equal(t, "gpt-4o-mini", m.ID)
 }
