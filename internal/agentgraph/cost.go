@@ -180,9 +180,14 @@ func (r *Rollup) addCost(c Cost) {
 	}
 }
 
-// addCosts adds another rollup's cost.
+// addCosts adds another rollup's cost. An empty list takes o's as it is, clipped: adding
+// to either then copies it (slices.Insert past the capacity), never writes the other's.
 func (r *Rollup) addCosts(o Rollup) {
 	r.CostUSD += o.CostUSD
+	if len(r.Unpriced) == 0 {
+		r.Unpriced = slices.Clip(o.Unpriced)
+		return
+	}
 	for _, u := range o.Unpriced {
 		r.Unpriced = addSorted(r.Unpriced, u)
 	}

@@ -18,3 +18,13 @@ func BenchmarkPrice(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoadSnapshot: what the first Compile (at a component's start) costs.
+func BenchmarkLoadSnapshot(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := compileSnapshot(snapshotJSON); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
