@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,4 +108,68 @@ func TestCostBudgetsThroughHandoffcheck(t *testing.T) {
 	if code, stdout, stderr := runCheck(t, os.Environ(), append([]string{"replay", "--config", cfg, "--fail-on", "fail"}, files...)...); code != 0 {
 		t.Errorf("--fail-on fail: exit %d, want 0\n%s%s", code, stdout, stderr)
 	}
+}
+
+// TestCostOnForwardedSpans: the built collector forwards the Pydantic AI capture with each
+// chat span's reported cost (operation.cost) copied to handoff.usage.cost_usd, source
+// reported, and the HANDOFF span of joke_agent → evaluator_agent (an inferred handoff)
+// carrying evaluator_agent's one call, $0.00006105; the Strands capture's chat spans, on a
+// stub model with no price, say so instead of a cost.
+func TestCostOnForwardedSpans(t *testing.T) {
+	bin := collectorBinary(t)
+	dir := t.TempDir()
+	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
+		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
+	col := startCollector(t, bin, writeConfig(t, dir, params))
+	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
+	pyd := loadCapture(t, filepath.Join("..", "corpus", "lf-pydantic-ai-multiagent.otlp.json"))
+	strands := loadCapture(t, "strands-ok.json")
+	for _, c := range []capture{pyd, strands} {
+		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", params.HTTPPort), c.td)
+	}
+	spans := col.waitForSpans(t, params.SpansPath, map[string]int{pyd.traceID: len(pyd.spanIDs) + 1, strands.traceID: len(strands.spanIDs) + 1})
+	col.stop(t)
+
+	chats := 0
+	for _, s := range spans[pyd.traceID] {
+		switch {
+		case strings.HasPrefix(s.name, "chat "):
+			chats++
+			reported, _ := s.attrs["operation.cost"].(string)
+			want, err := strconv.ParseFloat(reported, 64)
+			if err != nil {
+				t.Fatalf("%s: operation.cost %q: %v", s, reported, err)
+			}
+			if got, _ := s.attrs["handoff.usage.cost_usd"].(float64); s.attrs["handoff.usage.cost_source"] != "reported" ||
+				s.attrs["handoff.usage.cost_basis"] != "operation.cost" || got != want {
+				t.Errorf("%s: cost attributes %v, want source reported from operation.cost %s", s, costAttrs(s), reported)
+			}
+		case s.name == "handoff joke_agent -> evaluator_agent":
+			if v, _ := s.attrs["handoff.usage.cost_usd"].(float64); math.Abs(v-0.00006105) > 1e-12 || s.attrs["handoff.usage.cost_complete"] != true {
+				t.Errorf("HANDOFF span cost %v, want 6.105e-05, complete", costAttrs(s))
+			}
+		}
+	}
+	if chats != 4 {
+		t.Errorf("%d chat spans, want 4", chats)
+	}
+	for _, s := range spans[strands.traceID] {
+		if _, tokens := s.attrs["gen_ai.usage.input_tokens"]; s.name != "chat" || !tokens {
+			continue
+		}
+		if _, has := s.attrs["handoff.usage.cost_usd"]; has || s.attrs["handoff.usage.cost_source"] != "unpriced" ||
+			!strings.HasPrefix(fmt.Sprint(s.attrs["handoff.usage.cost_unpriced"]), "no price for model mock-") {
+			t.Errorf("%s: cost attributes %v, want unpriced", s, costAttrs(s))
+		}
+	}
+}
+
+func costAttrs(s forwardedSpan) map[string]any {
+	out := map[string]any{}
+	for k, v := range s.attrs {
+		if strings.HasPrefix(k, "handoff.usage.") {
+			out[k] = v
+		}
+	}
+	return out
 }
