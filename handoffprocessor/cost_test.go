@@ -34,17 +34,17 @@ func TestCostOnLLMAndHandoffSpans(t *testing.T) {
 	for _, attrs := range chats {
 		src, _ := attrs.Get(agentgraph.AttrCostSource)
 		require.Equal(t, agentgraph.CostUnpriced, src.Str())
-		why, _ := attrs.Get(agentgraph.AttrCostUnpriced)
-		require.Contains(t, why.Str(), "no price for model mock-")
-		_, has := attrs.Get(agentgraph.AttrCostUSD)
+		_, has := attrs.Get(agentgraph.AttrCostBasis)
 		require.False(t, has)
+		_, has = attrs.Get(agentgraph.AttrCostUSD)
+		require.False(t, has, "an unknown cost is not written as 0")
 	}
 	hs := handoffs(out)
 	require.Len(t, hs, 1)
 	complete, _ := hs[0].span.Attributes().Get(agentgraph.AttrCostComplete)
 	require.False(t, complete.Bool())
-	unpriced, _ := hs[0].span.Attributes().Get(agentgraph.AttrUnpriced)
-	require.Equal(t, []any{"no price for model mock-weather-1"}, unpriced.Slice().AsRaw())
+	unpriced, _ := hs[0].span.Attributes().Get(agentgraph.AttrUnpricedModels)
+	require.Equal(t, []any{"mock-weather-1"}, unpriced.Slice().AsRaw())
 
 	f := func(v float64) *float64 { return &v }
 	out = run(testConfig(func(c *Config) {
@@ -64,8 +64,8 @@ func TestCostOnLLMAndHandoffSpans(t *testing.T) {
 	require.InDelta(t, (190*1+31*4)/1e6, cost.Double(), 1e-12)
 	complete, _ = hs[0].span.Attributes().Get(agentgraph.AttrCostComplete)
 	require.True(t, complete.Bool())
-	_, has := hs[0].span.Attributes().Get(agentgraph.AttrUnpriced)
-	require.False(t, has)
+	_, has := hs[0].span.Attributes().Get(agentgraph.AttrUnpricedModels)
+	require.False(t, has, "every model priced")
 }
 
 // chatAttrs are the attributes of the Strands chat spans (the LLM calls) in out.

@@ -19,15 +19,15 @@ import (
 //   - else its tokens (input, output, cached input read and written) times the price of its
 //     model (response model, then request model) from Options.Prices: source "override"
 //     (a price from config) or "table" (the genai-prices snapshot);
-//   - else, when it records tokens, the cost is unknown and Cost.Unpriced says why: "no
-//     price for model X" (no entry, or none for a kind of token the call used; X is
-//     "(none)" when the span names no model). An unknown cost is never counted as 0: the
-//     rollups list it in Unpriced, and a cost budget says it is incomplete.
+//   - else, when it records tokens, the cost is unknown (Cost.Unpriced): no entry prices its
+//     model, or the entry has no price for a kind of token the call used. An unknown cost is
+//     never counted as 0: the rollups list the model in UnpricedModels ("(none)" when the
+//     span names no model), and a cost budget says it is incomplete.
 // A call that records neither tokens nor a cost is not priced (it adds no tokens either).
 
 // Attributes of this distribution for cost (our own names until the GenAI conventions
-// settle on one): the handoff processor writes the first four on every priced call's span
-// (WriteCosts), the last three on HANDOFF spans (the receiver's subtree).
+// settle on one): the handoff processor writes the first three on every priced call's span
+// (WriteCosts), AttrCostUSD and the last two on HANDOFF spans (the receiver's subtree).
 const (
 	// AttrCostUSD is the call's cost in USD (on a HANDOFF span: the receiver subtree's,
 	// the known part when AttrCostComplete is false).
@@ -37,24 +37,24 @@ const (
 	// AttrCostBasis is the attribute a reported cost came from, or the price table entry
 	// (provider/model) or override (model) that priced the tokens.
 	AttrCostBasis = "handoff.usage.cost_basis"
-	// AttrCostUnpriced says why an unpriced call's cost is unknown ("no price for model X").
-	AttrCostUnpriced = "handoff.usage.cost_unpriced"
 	// AttrCostComplete (HANDOFF spans) is false when a call of the receiver's subtree has no
-	// price; AttrUnpriced then lists why, one entry per model.
-	AttrCostComplete = "handoff.usage.cost_complete"
-	AttrUnpriced     = "handoff.usage.unpriced"
+	// price; AttrUnpricedModels then lists the models without one.
+	AttrCostComplete   = "handoff.usage.cost_complete"
+	AttrUnpricedModels = "handoff.usage.unpriced_models"
 	// CostUnpriced is AttrCostSource's value on a call whose cost is unknown.
 	CostUnpriced = "unpriced"
+	// NoModel stands for the model of an unpriced call whose span names none.
+	NoModel = "(none)"
 )
 
 // WriteCosts writes each priced call's cost onto its span (AttrCostUSD, AttrCostSource,
-// AttrCostBasis; AttrCostSource unpriced and AttrCostUnpriced when the cost is unknown) and
-// returns how many spans it wrote on.
+// AttrCostBasis; AttrCostSource unpriced alone when the cost is unknown) and returns how
+// many spans it wrote on.
 func (g *Graph) WriteCosts() int {
 	n := 0
 	for _, s := range g.Spans {
 		c := s.Cost
-		if !c.Priced() && c.Unpriced == "" {
+		if !c.Priced() && !c.Unpriced {
 			continue
 		}
 		attrs := s.Pdata.Attributes()
@@ -62,11 +62,9 @@ func (g *Graph) WriteCosts() int {
 			attrs.PutDouble(AttrCostUSD, c.USD)
 			attrs.PutStr(AttrCostSource, c.Source)
 			attrs.PutStr(AttrCostBasis, c.From)
-			attrs.Remove(AttrCostUnpriced)
 		} else {
 			attrs.Remove(AttrCostUSD)
 			attrs.PutStr(AttrCostSource, CostUnpriced)
-			attrs.PutStr(AttrCostUnpriced, c.Unpriced)
 			attrs.Remove(AttrCostBasis)
 		}
 		n++
@@ -79,15 +77,15 @@ type Cost struct {
 	// USD is the cost when it is known (Source set).
 	USD float64
 	// Source is pricing.SourceReported, SourceTable or SourceOverride; "" when the cost is
-	// unknown (Unpriced says why) or the span is not a priced call.
+	// unknown (Unpriced) or the span is not a priced call.
 	Source string
 	// From is the attribute key of a reported cost, else the table entry that priced it
 	// (provider/model).
 	From string
 	// Model and Provider are the names the span gives (response model, else request model).
 	Model, Provider string
-	// Unpriced says why the cost of a priced call is unknown ("" otherwise).
-	Unpriced string
+	// Unpriced is set when the call's cost is unknown: no price for its model.
+	Unpriced bool
 }
 
 // Priced reports whether the cost is known.
@@ -123,17 +121,13 @@ func priceSpan(s *Span, chains Chains, prices *pricing.Table) Cost {
 		// usage (BeeAI's chat.start spans); it adds no tokens either.
 		return Cost{}
 	}
-	model := c.Model
-	if model == "" {
-		model = "(none)"
-	}
 	u := pricing.Usage{Input: s.InputTokens, Output: s.OutputTokens}
 	u.CacheRead, _, _ = resolveInt(s.Pdata, chains.CacheReadTokens)
 	u.CacheWrite, _, _ = resolveInt(s.Pdata, chains.CacheWriteTokens)
 	at := time.Unix(0, int64(s.Pdata.StartTimestamp())).UTC()
 	q, ok := prices.Price(provider, []string{resp.Text, req.Text}, at, u)
 	if !ok {
-		c.Unpriced = "no price for model " + model
+		c.Unpriced = true
 		return c
 	}
 	c.USD, c.Source = q.USD, q.Source
@@ -175,8 +169,12 @@ func (r *Rollup) addCost(c Cost) {
 	if c.Priced() {
 		r.CostUSD += c.USD
 	}
-	if c.Unpriced != "" {
-		r.Unpriced = addSorted(r.Unpriced, c.Unpriced)
+	if c.Unpriced {
+		model := c.Model
+		if model == "" {
+			model = NoModel
+		}
+		r.UnpricedModels = addSorted(r.UnpricedModels, model)
 	}
 }
 
@@ -184,12 +182,12 @@ func (r *Rollup) addCost(c Cost) {
 // to either then copies it (slices.Insert past the capacity), never writes the other's.
 func (r *Rollup) addCosts(o Rollup) {
 	r.CostUSD += o.CostUSD
-	if len(r.Unpriced) == 0 {
-		r.Unpriced = slices.Clip(o.Unpriced)
+	if len(r.UnpricedModels) == 0 {
+		r.UnpricedModels = slices.Clip(o.UnpricedModels)
 		return
 	}
-	for _, u := range o.Unpriced {
-		r.Unpriced = addSorted(r.Unpriced, u)
+	for _, u := range o.UnpricedModels {
+		r.UnpricedModels = addSorted(r.UnpricedModels, u)
 	}
 }
 

@@ -50,7 +50,7 @@ func TestReportedCost(t *testing.T) {
 			require.Len(t, agents[name], len(costs), name)
 			for i, c := range costs {
 				require.InDelta(t, c, agents[name][i].Self.CostUSD, 1e-12, name)
-				require.Empty(t, agents[name][i].Subtree.Unpriced)
+				require.Empty(t, agents[name][i].Subtree.UnpricedModels)
 			}
 		}
 		// The second joke_agent run hands off to evaluator_agent (an inferred sibling edge):
@@ -78,7 +78,7 @@ func TestAddedReportedCost(t *testing.T) {
 	g := BuildAll(td, Options{})[0]
 	ws := byAgent(g)["weather_specialist"][0]
 	require.InDelta(t, 0.003, ws.Self.CostUSD, 1e-12, "three chat spans")
-	require.Empty(t, ws.Self.Unpriced)
+	require.Empty(t, ws.Self.UnpricedModels)
 	require.InDelta(t, 0.003+0.001, byAgent(g)["triage"][0].Subtree.CostUSD, 1e-12, "and triage's one")
 }
 
@@ -89,7 +89,7 @@ func TestAddedReportedCost(t *testing.T) {
 func TestUnpricedAndOverride(t *testing.T) {
 	g := BuildAll(capture(t, "strands-ok"), Options{})[0]
 	triage := byAgent(g)["triage"][0]
-	require.Equal(t, []string{"no price for model mock-triage-1", "no price for model mock-weather-1"}, triage.Subtree.Unpriced)
+	require.Equal(t, []string{"mock-triage-1", "mock-weather-1"}, triage.Subtree.UnpricedModels)
 	require.Zero(t, triage.Subtree.CostUSD)
 	for _, s := range llmSpans(g) {
 		require.False(t, s.Cost.Priced())
@@ -112,7 +112,7 @@ func TestUnpricedAndOverride(t *testing.T) {
 	require.Equal(t, int64(283), triage.Subtree.TotalTokens)
 	require.InDelta(t, (50*10+12*20)/1e6, triage.Self.CostUSD, 1e-12)
 	require.InDelta(t, (50*10+12*20)/1e6+(190*1+31*2)/1e6, triage.Subtree.CostUSD, 1e-12)
-	require.Empty(t, triage.Subtree.Unpriced)
+	require.Empty(t, triage.Subtree.UnpricedModels)
 	for _, s := range llmSpans(g) {
 		if s.HasTokens {
 			require.Equal(t, pricing.SourceOverride, s.Cost.Source)
@@ -143,7 +143,7 @@ func TestCostAttributes(t *testing.T) {
 	require.InDelta(t, 0.00006105, v.Double(), 1e-12)
 	v, _ = attrs.Get(AttrCostComplete)
 	require.True(t, v.Bool())
-	_, has := attrs.Get(AttrUnpriced)
+	_, has := attrs.Get(AttrUnpricedModels)
 	require.False(t, has)
 
 	g = BuildAll(capture(t, "strands-ok"), Options{})[0]
@@ -163,6 +163,6 @@ func TestCostAttributes(t *testing.T) {
 	attrs = out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
 	v, _ = attrs.Get(AttrCostComplete)
 	require.False(t, v.Bool())
-	v, _ = attrs.Get(AttrUnpriced)
-	require.Equal(t, []any{"no price for model mock-weather-1"}, v.Slice().AsRaw())
+	v, _ = attrs.Get(AttrUnpricedModels)
+	require.Equal(t, []any{"mock-weather-1"}, v.Slice().AsRaw())
 }

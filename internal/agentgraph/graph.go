@@ -143,11 +143,11 @@ type Rollup struct {
 	// order.
 	DurationUnknown     int   `json:"duration_unknown,omitempty"`
 	DurationUnknownSpan *Span `json:"-"`
-	// CostUSD sums the cost of the LLM calls counted for tokens (see cost.go); Unpriced
-	// lists, sorted, why the calls whose cost is unknown are (each "no price for model
-	// X"): CostUSD is then a lower bound.
-	CostUSD  float64  `json:"cost_usd"`
-	Unpriced []string `json:"unpriced,omitempty"`
+	// CostUSD sums the cost of the LLM calls counted for tokens (see cost.go);
+	// UnpricedModels lists, sorted, the models of the calls whose cost is unknown (no
+	// price): CostUSD is then a lower bound.
+	CostUSD        float64  `json:"cost_usd"`
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
 }
 
 // Invocation is one run of an agent (one agent span): a node of the delegation DAG.

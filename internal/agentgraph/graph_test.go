@@ -192,7 +192,7 @@ func TestTokenRollups(t *testing.T) {
 		InputTokens: 190, OutputTokens: 31, TotalTokens: 221, ToolCalls: 2, DelegationCalls: 1, LLMCalls: 3,
 		DurationMs: ws.Self.DurationMs,
 		// Its chat spans name the stub model mock-weather-1, which no price table knows.
-		Unpriced: []string{"no price for model mock-weather-1"},
+		UnpricedModels: []string{"mock-weather-1"},
 	}, ws.Self)
 	// The swarm span repeats the total (240/43) on itself, but it is a wrapper, not an agent:
 	// the root is the first agent it ran, whose subtree is the sum of both agents, counted

@@ -45,8 +45,8 @@ func naiveSubtree(inv *Invocation) Rollup {
 		r.LLMCalls += s.LLMCalls
 		r.Errors += s.Errors
 		r.CostUSD += s.CostUSD
-		for _, u := range s.Unpriced {
-			r.Unpriced = addSorted(r.Unpriced, u)
+		for _, u := range s.UnpricedModels {
+			r.UnpricedModels = addSorted(r.UnpricedModels, u)
 		}
 		if o.Span.DurationUnknown {
 			r.DurationUnknown++
@@ -72,10 +72,10 @@ func naiveSubtree(inv *Invocation) Rollup {
 
 // sameRollup compares rollups, costs to a rounding error (summed in another order).
 func sameRollup(a, b Rollup) bool {
-	if math.Abs(a.CostUSD-b.CostUSD) > 1e-9*max(1, math.Abs(b.CostUSD)) || !slices.Equal(a.Unpriced, b.Unpriced) {
+	if math.Abs(a.CostUSD-b.CostUSD) > 1e-9*max(1, math.Abs(b.CostUSD)) || !slices.Equal(a.UnpricedModels, b.UnpricedModels) {
 		return false
 	}
-	a.CostUSD, a.Unpriced, b.CostUSD, b.Unpriced = 0, nil, 0, nil
+	a.CostUSD, a.UnpricedModels, b.CostUSD, b.UnpricedModels = 0, nil, 0, nil
 	return reflect.DeepEqual(a, b)
 }
 

@@ -39,7 +39,7 @@ func costActual(s StepConfig, sub agentgraph.Rollup) string {
 	switch {
 	case s.MaxCostUsd == nil:
 		return ""
-	case len(sub.Unpriced) > 0:
+	case len(sub.UnpricedModels) > 0:
 		return fmt.Sprintf(", cost at least $%s (incomplete)", usd(sub.CostUSD))
 	}
 	return ", cost $" + usd(sub.CostUSD)
@@ -52,15 +52,27 @@ func checkCost(s StepConfig, at string, sub agentgraph.Rollup, problems, unknown
 	}
 	limit := *s.MaxCostUsd
 	switch {
-	case sub.CostUSD > limit && len(sub.Unpriced) > 0:
-		problems = append(problems, fmt.Sprintf("%s cost at least $%s, over maxCostUsd %s (%s)", at, usd(sub.CostUSD), usd(limit), strings.Join(sub.Unpriced, ", ")))
+	case sub.CostUSD > limit && len(sub.UnpricedModels) > 0:
+		problems = append(problems, fmt.Sprintf("%s cost at least $%s, over maxCostUsd %s (%s)", at, usd(sub.CostUSD), usd(limit), noPrice(sub)))
 	case sub.CostUSD > limit:
 		problems = append(problems, fmt.Sprintf("%s cost $%s, over maxCostUsd %s", at, usd(sub.CostUSD), usd(limit)))
-	case len(sub.Unpriced) > 0:
-		unknown = append(unknown, fmt.Sprintf("%s%s (%s): the cost is unknown, so maxCostUsd %s cannot be checked; price the model under pricing.models",
-			incompletePrefix, strings.Join(sub.Unpriced, ", "), at, usd(limit)))
+	case len(sub.UnpricedModels) > 0:
+		unknown = append(unknown, fmt.Sprintf("%s%s (%s): the cost is unknown, so maxCostUsd %s cannot be checked; price %s under pricing.models",
+			incompletePrefix, noPrice(sub), at, usd(limit), oneOrMany(len(sub.UnpricedModels), "the model", "the models")))
 	}
 	return problems, unknown
+}
+
+// noPrice names the models without a price: "no price for model X" (or "models X, Y").
+func noPrice(sub agentgraph.Rollup) string {
+	return "no price for " + oneOrMany(len(sub.UnpricedModels), "model", "models") + " " + strings.Join(sub.UnpricedModels, ", ")
+}
+
+func oneOrMany(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // usd writes an amount in dollars without float noise (at most 8 significant digits after

@@ -79,6 +79,12 @@ func TestCostBudgetIncomplete(t *testing.T) {
 		"so maxCostUsd 1 cannot be checked; price the model under pricing.models", r.Message)
 	require.Equal(t, "tokens 221, duration 9.07ms, tool calls 2, cost at least $0 (incomplete)", r.Actual)
 
+	// Unpriced models are named, sorted: triage's subtree runs on both.
+	r = costResult(t, td, agentgraph.Options{}, StepConfig{Action: ActionBudget, AgentName: "triage", MaxCostUsd: usdLimit(1)})
+	require.Equal(t, Error, r.Outcome)
+	require.Equal(t, "incomplete: no price for models mock-triage-1, mock-weather-1 (triage (span fa02bab16782b0b7)): the cost is unknown, "+
+		"so maxCostUsd 1 cannot be checked; price the models under pricing.models", r.Message)
+
 	// mock-triage-1 priced (triage's one call: 50 input, 12 output tokens at $10 and $20
 	// per million = $0.00074), mock-weather-1 not.
 	prices, err := pricing.Config{Models: []pricing.ModelPrice{{Model: "mock-triage-1", Input: usdLimit(10), Output: usdLimit(20)}}}.Compile()
