@@ -122,6 +122,12 @@ func TestTiersAndDates(t *testing.T) {
 	require.Equal(t, 3.0, m.pricesAt(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)).Input.Base)
 }
 
+func TestISODate(t *testing.T) {
+	require.Equal(t, "gpt-4o-2024-08-06", isoDate("gpt-4o-20240806"))
+	require.Equal(t, "claude-3-5-haiku-2024-10-22:0", isoDate("claude-3-5-haiku-20241022:0"))
+	require.Equal(t, "model-20241399", isoDate("model-20241399"), "not a date")
+}
+
 func TestLookahead(t *testing.T) {
 	f, err := compileRegex(`^(?![^/]+/)(?:labs-)?(?:mi|co)stral`)
 	require.NoError(t, err)
