@@ -50,7 +50,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 # The distribution's version (ocb manifest: dist.version): the image tag.
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test bench loadtest scaling performance generate fmt vet validate tidy clean e2e-clients promtool report-assets chromium \
+.PHONY: all install-tools build run test bench loadtest scaling performance generate fmt vet validate tidy clean e2e-clients prices promtool report-assets chromium \
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
@@ -178,6 +178,11 @@ chromium:
 		$$sudo apt-get update; \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends chromium=$(CHROMIUM_DEB_VERSION); \
 	fi
+
+## prices: regenerate the pinned price table internal/pricing/data from the genai-prices npm
+## package pinned in e2e/clients (TestReproducesTheSnapshot checks it is up to date)
+prices: e2e-clients
+	$(GO) run ./internal/pricing/gen -package $(CLIENTS_DIR)/node_modules/@pydantic/genai-prices -out internal/pricing/data
 
 ## e2e-clients: install the pinned npm packages of the real-client scenarios (npm ci, only
 ## when node_modules is missing or package.json / package-lock.json changed: content stamp)

@@ -194,6 +194,8 @@ func TestTokenRollups(t *testing.T) {
 	require.Equal(t, Rollup{
 		InputTokens: 190, OutputTokens: 31, TotalTokens: 221, ToolCalls: 2, DelegationCalls: 1, LLMCalls: 3,
 		DurationMs: ws.Self.DurationMs,
+		// Its chat spans name the stub model mock-weather-1, which no price table knows.
+		UnpricedModels: []string{"mock-weather-1"},
 	}, ws.Self)
 	// The swarm span repeats the total (240/43) on itself, but it is a wrapper, not an agent:
 	// the root is the first agent it ran, whose subtree is the sum of both agents, counted

@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -194,7 +196,7 @@ const (
 		"where one failed (a leak, a cycle, a chain over maxDepth), with the reason; grey: passed or not asserted; " +
 		"an arrow's label says how the handoff was detected; dashed orange border: the agent's span " +
 		"recorded an error; a box around agents: an orchestration wrapper (swarm, graph, workflow). " +
-		"Figures: the agent's own tokens, tool calls and duration."
+		"Figures: the agent's own tokens, tool calls, duration and, when its calls are priced, cost (≥: a model had no price)."
 )
 
 // mermaidGraph draws a DAG as a Mermaid `graph TD`: one box per agent invocation with its
@@ -257,8 +259,9 @@ func reasonsText(reasons []string) string {
 	return strings.Join(lines, "<br/>")
 }
 
-// figures are a node's run figures: tokens, tool calls, duration (cost is not in the model
-// yet: no price table).
+// figures are a node's run figures: tokens, tool calls, duration, and the cost when some of
+// its calls are priced ("≥ $x" when others are not; nothing when none is, so an absent cost
+// is unknown, never $0).
 func figures(n dagNode) string {
 	if n.remote {
 		return ""
@@ -267,7 +270,25 @@ func figures(n dagNode) string {
 	if n.durationUnknown {
 		duration = "duration unknown"
 	}
-	return fmt.Sprintf("%s tok · %s · %s", formatCount(n.tokens), textsafe.Plural(int(n.toolCalls), "tool call", "tool calls"), duration)
+	out := fmt.Sprintf("%s tok · %s · %s", formatCount(n.tokens), textsafe.Plural(int(n.toolCalls), "tool call", "tool calls"), duration)
+	switch {
+	case n.costUSD == 0:
+	case n.unpriced > 0:
+		out += " · ≥ $" + formatUSD(n.costUSD)
+	default:
+		out += " · $" + formatUSD(n.costUSD)
+	}
+	return out
+}
+
+// formatUSD writes an amount rounded to 4 significant digits, in plain decimals
+// (0.0000314, not 3.14e-05).
+func formatUSD(v float64) string {
+	if v <= 0 {
+		return "0"
+	}
+	unit := math.Pow(10, math.Floor(math.Log10(v))-3)
+	return strconv.FormatFloat(math.Round(v/unit)*unit, 'f', -1, 64)
 }
 
 func formatCount(n int64) string {

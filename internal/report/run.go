@@ -273,6 +273,9 @@ type dagNode struct {
 	tokens, toolCalls int64
 	durationMs        float64
 	durationUnknown   bool
+	// costUSD is the invocation's own cost; unpriced counts its models without a price.
+	costUSD  float64
+	unpriced int
 	// failures are the short reasons of the failures located at this agent.
 	failures []string
 }
@@ -314,6 +317,7 @@ func snapshot(g *agentgraph.Graph, results, masked []rules.Result, policy *redac
 			n.errored = inv.Span.Error != nil
 			n.tokens, n.toolCalls = inv.Self.TotalTokens, int64(inv.Self.ToolCalls)
 			n.durationMs, n.durationUnknown = inv.Self.DurationMs, inv.Self.DurationUnknown > 0
+			n.costUSD, n.unpriced = inv.Self.CostUSD, len(inv.Self.UnpricedModels)
 		}
 		index[inv] = len(d.nodes)
 		d.nodes = append(d.nodes, n)

@@ -84,6 +84,8 @@ type StepConfig struct {
 	MaxTokens     *int64   `mapstructure:"-" seed:"maxTokens"`
 	MaxDurationMs *float64 `mapstructure:"-" seed:"maxDurationMs"`
 	MaxToolCalls  *int     `mapstructure:"-" seed:"maxToolCalls"`
+	// MaxCostUsd bounds the subtree's cost in USD (cost.go).
+	MaxCostUsd *float64 `mapstructure:"-" seed:"maxCostUsd"`
 
 	// EXPECT_HANDOFF_CONTEXT (graded by a judge; see Evaluate)
 	RubricType    string `mapstructure:"-" seed:"rubricType"`
@@ -238,9 +240,10 @@ func validateStep(at string, s StepConfig, sawTopology bool, named map[string]st
 		if s.AgentName == "" {
 			bad("agentName", "must name the agent whose subtree is budgeted")
 		}
-		if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil {
-			bad("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls")
+		if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil && s.MaxCostUsd == nil {
+			bad("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls, maxCostUsd")
 		}
+		validateCost(s, bad)
 		if s.MaxTokens != nil && *s.MaxTokens < 0 {
 			bad("maxTokens", "must not be negative, got %d", *s.MaxTokens)
 		}

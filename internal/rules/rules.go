@@ -591,6 +591,9 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 	if s.MaxToolCalls != nil {
 		want = append(want, fmt.Sprintf("tool calls <= %d", *s.MaxToolCalls))
 	}
+	if c := costWant(s); c != "" {
+		want = append(want, c)
+	}
 	r.Expected = s.AgentName + " subtree: " + strings.Join(want, ", ")
 	var problems, unknown, actual []string
 	runs := 0
@@ -606,7 +609,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 			duration = "unknown (" + unknownDuration(sub) + ")"
 		}
 		if len(actual) < maxListed {
-			actual = append(actual, fmt.Sprintf("tokens %d, duration %s, tool calls %d", sub.TotalTokens, duration, sub.ToolCalls))
+			actual = append(actual, fmt.Sprintf("tokens %d, duration %s, tool calls %d", sub.TotalTokens, duration, sub.ToolCalls)+costActual(s, sub))
 			r.Spans = append(r.Spans, inv.Span.ID.String())
 		}
 		if s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens {
@@ -628,6 +631,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 		if s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls {
 			problems = append(problems, fmt.Sprintf("%s made %d tool calls, over maxToolCalls %d", at, sub.ToolCalls, *s.MaxToolCalls))
 		}
+		problems, unknown = checkCost(s, at, sub, problems, unknown)
 	}
 	if runs == 0 {
 		r.Outcome, r.Actual = Skipped, "agent did not run"

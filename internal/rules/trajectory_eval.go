@@ -7,6 +7,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/trajectory"
 )
@@ -79,6 +80,9 @@ func (c *compiledCase) trajectory(r *Result, i int, s StepConfig, g *agentgraph.
 		return
 	}
 	r.Outcome = Fail
+	if ts.of == TrajectoryOfAgents {
+		r.classify(cluster.WrongDispatch) // the work went to other agents, or in another order
+	}
 	r.Message = fmt.Sprintf("%s diverge from the reference (%s): %s; precision %.2f, recall %.2f%s",
 		whose, ts.mode, res.Divergence, res.Precision, res.Recall, note)
 }
