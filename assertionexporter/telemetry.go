@@ -80,6 +80,16 @@ func (t *telemetry) newEvalAttrs(c, step string, o rules.Outcome) metric.Measure
 	return t.attrs(attribute.String("case", c), attribute.String("step", step), attribute.String("outcome", string(o)))
 }
 
+// failed counts a failed result by its case, step and failure cluster (a bounded set:
+// config names and the cluster catalogue).
+func (t *telemetry) failed(ctx context.Context, r rules.Result) {
+	if r.Outcome != rules.Fail {
+		return
+	}
+	t.tb.ExporterAssertionFailures.Add(ctx, 1, t.attrs(attribute.String("case", r.Case), attribute.String("step", r.Step),
+		attribute.String("cluster", string(r.Cluster.Or()))))
+}
+
 func (t *telemetry) completeAttr(complete bool) metric.MeasurementOption {
 	if complete {
 		return t.complete[1]
@@ -169,6 +179,7 @@ func (t *telemetry) evaluated(ctx context.Context, complete bool, took time.Dura
 	t.tb.ExporterAssertionEvalLatency.Record(ctx, took.Microseconds(), t.only)
 	for _, r := range results {
 		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.evalAttrs(r.Case, r.Step, r.Outcome))
+		t.failed(ctx, r)
 	}
 }
 
@@ -195,6 +206,7 @@ func (t *telemetry) startQueue() {
 func (t *telemetry) graded(ctx context.Context, results []rules.Result) {
 	for _, r := range results {
 		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.evalAttrs(r.Case, r.Step, r.Outcome))
+		t.failed(ctx, r)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,6 +29,8 @@ import (
 	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 )
 
 // renderConfig fills the collector config template testdata/<tmplName> with p and writes it
@@ -70,26 +71,11 @@ func collectorBinary(t *testing.T) string {
 	return bin
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-// handedOut remembers every port freePort gave in this test binary: the kernel may offer a
-// just-closed port again, and two components of one config must not share one.
-var handedOut sync.Map
-
+// freePort returns a loopback TCP port that was free a moment ago and that no other call in
+// this test binary got (internal/freeport).
 func freePort(t *testing.T) int {
 	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if _, dup := handedOut.LoadOrStore(port, true); !dup {
-			return port
-		}
-	}
-	t.Fatal("no fresh loopback port after 100 tries")
-	return 0
+	return freePorts(t, 1)[0]
 }
 
 func writeConfig(t *testing.T, dir string, p configParams) string {
@@ -559,19 +545,13 @@ func (m metrics) names(prefixes ...string) string {
 	return strings.Join(out, "\n")
 }
 
-// freePorts returns n distinct loopback TCP ports that were free a moment ago. All n are
-// held open together while they are picked: freePort, called n times, can return the same
-// port twice (a closed port is free again at once).
+// freePorts returns n distinct loopback TCP ports that were free a moment ago, picked while
+// held open together and never handed out before in this test binary (internal/freeport).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ports, err := freeport.Ports(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }

@@ -54,6 +54,7 @@ func (p *handoffProcessor) finishOne(r release, g *agentgraph.Graph, built time.
 	t := r.trace
 	began := time.Now()
 	links := g.ResolveLinks(p.links.resolver())
+	g.WriteCosts()
 	added := agentgraph.AppendHandoffs(g, t.data, p.policy)
 	// Complete: the root arrived (and the quiet period passed, or the input ended) and no
 	// span misses its parent. Orphans mean part of the trace is elsewhere: sent before a

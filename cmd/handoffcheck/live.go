@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -18,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 )
 
 // The OTLP protocols run can point a command's exporter at (OTEL_EXPORTER_OTLP_PROTOCOL).
@@ -79,8 +80,8 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 	if err != nil {
 		return o.fail(stderr, err)
 	}
-	grpcPort, err1 := freePort()
-	httpPort, err2 := freePort()
+	grpcPort, err1 := freeport.Port()
+	httpPort, err2 := freeport.Port()
 	if err := errors.Join(err1, err2); err != nil {
 		pl.abort(ctx)
 		return o.fail(stderr, err)
@@ -139,14 +140,4 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 		return exitCommandFailed
 	}
 	return code
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

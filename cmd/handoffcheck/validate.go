@@ -73,6 +73,14 @@ func caseRefs(where string, c rules.CaseConfig) []nameRef {
 		for k, t := range s.IgnoredTools {
 			out = append(out, nameRef{fmt.Sprintf("%s.ignoredTools[%d]", at, k), kindTool, t})
 		}
+		names, paths, agents := s.ReferenceNames()
+		for k, n := range names {
+			kind := kindTool
+			if agents {
+				kind = kindAgent
+			}
+			out = append(out, nameRef{at + paths[k], kind, n})
+		}
 	}
 	return append(out, expectationRefs(where, c.AgentExpectations)...)
 }
@@ -160,7 +168,11 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 	printLine(stdout, "handoffcheck: %s is valid: processors.%s, %s.%s, %s", o.config, c.procID,
 		c.section, c.expID, textsafe.Plural(len(ecfg.Cases), "case", "cases"))
 
-	opts := agentgraph.Options{Chains: c.pcfg.Chains}
+	opts, err := c.pcfg.GraphOptions()
+	if err != nil {
+		printError(stderr, fmt.Errorf("processors.%s: %w", c.procID, err))
+		return exitUsage
+	}
 	var given *traceSet
 	if len(files) > 0 {
 		td, err := spanfile.ReadAll(files...)

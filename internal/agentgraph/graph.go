@@ -9,6 +9,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 )
 
 // Span is one span of a trace, classified once through the fallback chains.
@@ -29,6 +31,9 @@ type Span struct {
 
 	InputTokens, OutputTokens int64
 	HasTokens                 bool
+	// Cost is what the call cost (LLM spans, and agent spans counted for tokens; see
+	// cost.go).
+	Cost Cost
 	// DurationUnknown is set when the span ends before it starts, or has no end time: its
 	// duration is unknown, not zero.
 	DurationUnknown bool
@@ -143,6 +148,11 @@ type Rollup struct {
 	// order.
 	DurationUnknown     int   `json:"duration_unknown,omitempty"`
 	DurationUnknownSpan *Span `json:"-"`
+	// CostUSD sums the cost of the LLM calls counted for tokens (see cost.go);
+	// UnpricedModels lists, sorted, the models of the calls whose cost is unknown (no
+	// price): CostUSD is then a lower bound.
+	CostUSD        float64  `json:"cost_usd"`
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
 }
 
 // Invocation is one run of an agent (one agent span): a node of the delegation DAG.
@@ -281,6 +291,9 @@ type Options struct {
 	// being listed in Invocation.DelegationCalls (and counted in the DelegationCalls
 	// rollups) as handoff evidence. Off by default: a delegation call is never a tool call.
 	CountDelegationCallsAsToolCalls bool
+	// Prices prices the LLM calls without a reported cost (nil: the pinned table,
+	// pricing.Default).
+	Prices *pricing.Table
 }
 
 // Build classifies the spans of one trace and assembles its delegation DAG. spans may come
@@ -334,6 +347,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.collectWrappers()
 	g.collect(chains, opts.CountDelegationCallsAsToolCalls)
 	g.detectEdges(chains)
+	g.price(chains, opts.Prices)
 	g.rollup()
 	g.measure()
 	return g

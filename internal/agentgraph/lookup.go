@@ -163,6 +163,12 @@ func flattened(attrs pcommon.Map, prefix string) (string, bool) {
 
 // jsonField reads a numeric field of a JSON object held in a string attribute.
 func jsonField(attrs pcommon.Map, key, field string) (int64, bool) {
+	n, ok := jsonNumber(attrs, key, field)
+	return int64(n), ok
+}
+
+// jsonNumber is the number at field of the JSON object held in attribute key.
+func jsonNumber(attrs pcommon.Map, key, field string) (float64, bool) {
 	v, ok := attrs.Get(key)
 	if !ok || v.Type() != pcommon.ValueTypeStr {
 		return 0, false
@@ -172,7 +178,7 @@ func jsonField(attrs pcommon.Map, key, field string) (int64, bool) {
 		return 0, false
 	}
 	n, ok := m[field].(float64)
-	return int64(n), ok
+	return n, ok
 }
 
 // jsonPath resolves KEY#a.b: the value at the dotted path inside the JSON object held in

@@ -114,7 +114,7 @@ func locateFailures(d *dag, g *agentgraph.Graph, index map[*agentgraph.Invocatio
 // stepAction reports whether the action is one of the step language's (not a test-case field).
 func stepAction(action string) bool {
 	switch action {
-	case rules.ActionTopology, rules.ActionDelegation, rules.ActionBudget, rules.ActionContext, rules.ActionRubrics:
+	case rules.ActionTopology, rules.ActionDelegation, rules.ActionBudget, rules.ActionContext, rules.ActionRubrics, rules.ActionTrajectory:
 		return true
 	}
 	return false
@@ -229,6 +229,8 @@ func shortReason(res rules.Result, span string) string {
 		tag = "context"
 	case rules.ActionRubrics:
 		tag = res.Axis
+	case rules.ActionTrajectory:
+		tag = "trajectory"
 	}
 	text := res.Message
 	if !stepAction(res.Action) && res.Actual != "" {

@@ -61,6 +61,17 @@ type StepConfig struct {
 	// AllowedCycles lists intentional loops, each as the set of agent names in it
 	// (e.g. [planner, critic] for a planner-critic loop); other cycles still fail.
 	AllowedCycles [][]string `mapstructure:"-" seed:"allowedCycles"`
+	// Loop rules (loops.go): handoffs per trace, per sender -> receiver pair, agents per loop.
+	MaxHandoffs    *int `mapstructure:"-" seed:"maxHandoffs"`
+	MaxPairRepeats *int `mapstructure:"-" seed:"maxPairRepeats"`
+	MaxCycleLength *int `mapstructure:"-" seed:"maxCycleLength"`
+
+	// EXPECT_TRAJECTORY (trajectory.go): tools or agents, agent or subtree, the mode and
+	// the reference steps.
+	Of        string `mapstructure:"-" seed:"of"`
+	Scope     string `mapstructure:"-" seed:"scope"`
+	Mode      string `mapstructure:"-" seed:"mode"`
+	Reference []any  `mapstructure:"-" seed:"reference"`
 
 	// EXPECT_DELEGATION_TO, EXPECT_AGENT_BUDGET, EXPECT_HANDOFF_CONTEXT
 	AgentName      string `mapstructure:"-" seed:"agentName"`
@@ -73,6 +84,8 @@ type StepConfig struct {
 	MaxTokens     *int64   `mapstructure:"-" seed:"maxTokens"`
 	MaxDurationMs *float64 `mapstructure:"-" seed:"maxDurationMs"`
 	MaxToolCalls  *int     `mapstructure:"-" seed:"maxToolCalls"`
+	// MaxCostUsd bounds the subtree's cost in USD (cost.go).
+	MaxCostUsd *float64 `mapstructure:"-" seed:"maxCostUsd"`
 
 	// EXPECT_HANDOFF_CONTEXT (graded by a judge; see Evaluate)
 	RubricType    string `mapstructure:"-" seed:"rubricType"`
@@ -198,18 +211,22 @@ func validateStep(at string, s StepConfig, sawTopology bool, named map[string]st
 			bad("source", "must be LIVE or FILE, got %q", s.Source)
 		}
 		nonNegative("maxDepth", s.MaxDepth)
-	case ActionDelegation, ActionBudget, ActionContext, ActionRubrics:
+		errs = append(errs, validateLoops(at, s)...)
+	case ActionDelegation, ActionBudget, ActionContext, ActionRubrics, ActionTrajectory:
 		if !sawTopology {
 			bad("action", "%s reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step; add one before it in this case", s.Action)
 		}
 	case "":
-		bad("action", "must be set (one of %s, %s, %s, %s, %s)", ActionTopology, ActionDelegation, ActionContext, ActionBudget, ActionRubrics)
+		bad("action", "must be set (one of %s, %s, %s, %s, %s, %s)", ActionTopology, ActionDelegation, ActionContext, ActionBudget, ActionRubrics, ActionTrajectory)
 		return errs
 	default:
-		bad("action", "unknown action %q (want one of %s, %s, %s, %s, %s)", s.Action, ActionTopology, ActionDelegation, ActionContext, ActionBudget, ActionRubrics)
+		bad("action", "unknown action %q (want one of %s, %s, %s, %s, %s, %s)", s.Action, ActionTopology, ActionDelegation, ActionContext, ActionBudget, ActionRubrics, ActionTrajectory)
 		return errs
 	}
+	errs = append(errs, misplacedStepKeys(at, s)...)
 	switch s.Action {
+	case ActionTrajectory:
+		errs = append(errs, validateTrajectory(at, s)...)
 	case ActionDelegation:
 		if s.AgentName == "" {
 			bad("agentName", "must name the agent delegated to")
@@ -223,9 +240,10 @@ func validateStep(at string, s StepConfig, sawTopology bool, named map[string]st
 		if s.AgentName == "" {
 			bad("agentName", "must name the agent whose subtree is budgeted")
 		}
-		if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil {
-			bad("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls")
+		if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil && s.MaxCostUsd == nil {
+			bad("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls, maxCostUsd")
 		}
+		validateCost(s, bad)
 		if s.MaxTokens != nil && *s.MaxTokens < 0 {
 			bad("maxTokens", "must not be negative, got %d", *s.MaxTokens)
 		}

@@ -66,6 +66,7 @@ func (gr *Grading) Run(ctx context.Context) (all, graded []Result) {
 	graded = make([]Result, 0, len(gr.pending))
 	for _, i := range gr.pending {
 		gr.all[i] = *gr.all[i].pending
+		gr.all[i].stampCluster()
 		graded = append(graded, gr.all[i])
 	}
 	return gr.all, graded

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 )
 
 // The deterministic parts of the handoff rubrics. Each part reads the delegation DAG and
@@ -28,6 +29,8 @@ type part struct {
 	name   string
 	state  partState
 	detail string
+	// cluster is the failure cluster when this part fails (empty: the rubric's, rubricCluster).
+	cluster cluster.Name
 }
 
 func (p part) String() string {
@@ -142,7 +145,7 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 	}
 	parts = append(parts, tools)
 
-	ctx := part{name: "context supplied"}
+	ctx := part{name: "context supplied", cluster: cluster.DroppedConstraint}
 	if !r.Input.Found() && !e.Reason.Found() {
 		ctx.detail = fmt.Sprintf("what %s received was not captured (content capture disabled on the exporter)", r.Name)
 		return append(parts, ctx)

@@ -168,7 +168,7 @@ func (c *compiledCase) gradeRubric(r *Result, axis string, e *agentgraph.Edge, x
 	det := strings.Join(states, ", ")
 	if len(failed) > 0 {
 		zero := 0.0
-		r.Outcome, r.Score = Fail, &zero
+		r.Outcome, r.Score, r.Cluster = Fail, &zero, rubricCluster(axis, parts)
 		r.Actual = "score 0: " + det
 		r.Message = strings.Join(failed, "; ")
 		return nil
@@ -228,7 +228,7 @@ func (c *compiledCase) applyJudge(r *Result, job *judgeJob, det string, passed [
 	v := job.v
 	score := v.Score
 	r.Score, r.Judge = &score, c.ev.verdict(v)
-	r.Outcome = Fail
+	r.Outcome, r.Cluster = Fail, rubricCluster(r.Axis, nil)
 	if v.Pass {
 		r.Outcome = Pass
 	}

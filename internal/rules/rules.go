@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
@@ -52,6 +53,10 @@ type Result struct {
 	Gated bool `json:"gated,omitempty"`
 	// Judge is the judge's verdict, when a judge graded the result.
 	Judge *JudgeVerdict `json:"judge,omitempty"`
+	// Cluster names why a failing result failed, as its check decided; Signature is the
+	// failure's stable signature (internal/cluster). Both are empty unless the outcome is fail.
+	Cluster   cluster.Name `json:"cluster,omitempty"`
+	Signature string       `json:"signature,omitempty"`
 
 	// pending is the result a judge grading fills in after the trace's steps ran.
 	pending *Result
@@ -86,6 +91,8 @@ type compiledCase struct {
 	contextChecks map[int]*contextCheck
 	// rubricSteps are the EXPECT_HANDOFF_RUBRICS steps, by step index.
 	rubricSteps map[int]*rubricStep
+	// trajectories are the compiled EXPECT_TRAJECTORY steps, by step index.
+	trajectories map[int]*trajectoryStep
 }
 
 // stepIDs lists the case's step ids in evaluation order: seed-000 steps, then seed-001
@@ -181,6 +188,9 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 		checks, checkErrs := compileContextChecks(envs.context, at, c.Steps, costLimit)
 		errs = append(errs, checkErrs...)
 		cc.contextChecks = checks
+		trajectories, trajErrs := compileTrajectories(at, c.Steps, costLimit)
+		errs = append(errs, trajErrs...)
+		cc.trajectories = trajectories
 		own, ownErrs := compileExpectations(envs, at, c.AgentExpectations, costLimit)
 		errs = append(errs, ownErrs...)
 		own.inherit(defaults)
@@ -256,6 +266,7 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 // split separates the results decided now from those a grading decides.
 func (e *Evaluator) split(tc *traceCache, out []Result) Evaluation {
 	ev := Evaluation{TimedOut: tc.ctx.Err() != nil}
+	stampClusters(out)
 	var gr *Grading
 	for i := range out {
 		p := out[i].pending
@@ -434,6 +445,8 @@ func (c *compiledCase) evaluateSteps(base Result, tc *traceCache) []Result {
 			delegation(&r, s, topo)
 		case ActionBudget:
 			budget(&r, s, topo)
+		case ActionTrajectory:
+			c.trajectory(&r, i, s, topo, tc)
 		case ActionContext:
 			if p := c.handoffContext(&r, i, s, topo, tc); p != nil {
 				r.pending = p
@@ -490,7 +503,7 @@ func topology(r *Result, s StepConfig, g *agentgraph.Graph) {
 		}
 		want = append(want, w)
 	}
-	want = append(want, "at least one agent")
+	want = append(append(want, loopExpected(s)...), "at least one agent")
 	r.Expected = strings.Join(want, ", ")
 	cycles := "none"
 	if len(g.Cycles) > 0 {
@@ -523,7 +536,9 @@ func topology(r *Result, s StepConfig, g *agentgraph.Graph) {
 			problems = append(problems, "delegation cycle among agents "+strings.Join(forbidden, " "))
 		}
 	}
+	problems = append(problems, loopProblems(s, g)...)
 	verdict(r, problems, "topology ok: "+r.Actual)
+	r.classify(topologyCluster(g))
 }
 
 func delegation(r *Result, s StepConfig, g *agentgraph.Graph) {
@@ -561,6 +576,7 @@ func delegation(r *Result, s StepConfig, g *agentgraph.Graph) {
 		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
 	}
 	verdict(r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
+	r.classify(cluster.WrongDispatch)
 	r.Message = withNotRun(g, r.Message, s.AgentName, s.FromAgent)
 }
 
@@ -574,6 +590,9 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 	}
 	if s.MaxToolCalls != nil {
 		want = append(want, fmt.Sprintf("tool calls <= %d", *s.MaxToolCalls))
+	}
+	if c := costWant(s); c != "" {
+		want = append(want, c)
 	}
 	r.Expected = s.AgentName + " subtree: " + strings.Join(want, ", ")
 	var problems, unknown, actual []string
@@ -590,7 +609,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 			duration = "unknown (" + unknownDuration(sub) + ")"
 		}
 		if len(actual) < maxListed {
-			actual = append(actual, fmt.Sprintf("tokens %d, duration %s, tool calls %d", sub.TotalTokens, duration, sub.ToolCalls))
+			actual = append(actual, fmt.Sprintf("tokens %d, duration %s, tool calls %d", sub.TotalTokens, duration, sub.ToolCalls)+costActual(s, sub))
 			r.Spans = append(r.Spans, inv.Span.ID.String())
 		}
 		if s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens {
@@ -612,6 +631,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 		if s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls {
 			problems = append(problems, fmt.Sprintf("%s made %d tool calls, over maxToolCalls %d", at, sub.ToolCalls, *s.MaxToolCalls))
 		}
+		problems, unknown = checkCost(s, at, sub, problems, unknown)
 	}
 	if runs == 0 {
 		r.Outcome, r.Actual = Skipped, "agent did not run"
@@ -626,6 +646,7 @@ func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
 		return
 	}
 	verdict(r, capList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+	r.classify(cluster.BudgetBlowout)
 }
 
 // unknownDuration says why a rollup's duration is unknown, naming the first span.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 )
 
 // compiledExpectations are AgentExpectations with their expressions compiled.
@@ -538,7 +539,7 @@ func noToolCalls(r *Result, a *logicalAgent, forbidden []string) {
 		r.Message = fmt.Sprintf("agent %s called none of %s", a.label(), strings.Join(forbidden, ", "))
 		return
 	}
-	r.Outcome, r.Actual = Fail, "called: "+formatCounts(counts)
+	r.Outcome, r.Actual, r.Cluster = Fail, "called: "+formatCounts(counts), cluster.ScopeBleed
 	r.Message = fmt.Sprintf("agent %s called tools it must not call: %s", a.label(), formatCounts(counts))
 }
 
@@ -701,7 +702,7 @@ func (te *traceEval) evalChild(base Result, a *logicalAgent, ch *compiledChild, 
 			r.Outcome = Pass
 			r.Message = fmt.Sprintf("agent %s triggered %s %s", a.label(), ch.name, r.Actual)
 		} else {
-			r.Outcome = Fail
+			r.Outcome, r.Cluster = Fail, cluster.WrongDispatch
 			r.Message = fmt.Sprintf("expected agent %s to trigger %s %d times, saw %s", a.label(), ch.name, *ch.triggered, r.Actual)
 		}
 		if len(triggers) == 0 {
@@ -726,7 +727,7 @@ func (te *traceEval) evalChild(base Result, a *logicalAgent, ch *compiledChild, 
 				r.Outcome = Skipped
 				r.Message = fmt.Sprintf("agent %s did not trigger %s (as expected_triggered: 0 requires); nothing to assert", a.label(), ch.name)
 			} else {
-				r.Outcome = Fail
+				r.Outcome, r.Cluster = Fail, cluster.WrongDispatch
 				r.Message = withNotRun(te.g, fmt.Sprintf("agent %s never triggered %s (%s)", a.label(), ch.name, childSummary(a)), ch.name)
 			}
 			out = append(out, r)
@@ -842,7 +843,7 @@ func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
 		r.Outcome = Pass
 		r.Message = fmt.Sprintf("%s payload: `%s` holds", ch.name, e.Src)
 	default:
-		r.Outcome = Fail
+		r.Outcome, r.Cluster = Fail, cluster.DroppedConstraint
 		r.Message = fmt.Sprintf("%s payload: expected `%s`, got %s", ch.name, e.Src, r.Actual)
 	}
 }
