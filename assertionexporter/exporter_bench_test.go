@@ -69,7 +69,10 @@ func BenchmarkExporterTrace(b *testing.B) {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	opts := createDefaultConfig().(*Config).graphOptions()
+	opts, err := createDefaultConfig().(*Config).graphOptions()
+	if err != nil {
+		b.Fatal(err)
+	}
 	fp := opts.Fingerprint()
 	var traces []releasedTrace
 	for i := range w.Templates {
