@@ -56,8 +56,12 @@ func (en *Engine) Start(ctx context.Context, host component.Host) error {
 
 // Evaluate evaluates every trace of td as the exporter's ConsumeTraces does (counted,
 // logged, reported; judge gradings queued) and returns each trace's deterministic results.
-func (en *Engine) Evaluate(ctx context.Context, td ptrace.Traces) []TraceVerdict {
-	return en.e.evaluateBatch(ctx, td)
+// beforeQueue (may be nil) is handed the same verdicts when some wait for the judge, before
+// their gradings are queued: what the caller keeps for GradedFunc must be in place then,
+// since a worker may finish a grading at once, and a grading refused (queue full, shut
+// down) reaches GradedFunc before Evaluate returns.
+func (en *Engine) Evaluate(ctx context.Context, td ptrace.Traces, beforeQueue func([]TraceVerdict)) []TraceVerdict {
+	return en.e.evaluateBatch(ctx, td, beforeQueue)
 }
 
 // Drain waits until every queued grading is recorded (or ctx is done).

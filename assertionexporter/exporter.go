@@ -181,7 +181,7 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 // id are never judged. It never returns an error: the spans were delivered, and a report
 // that cannot be written is counted and logged instead (a retry would duplicate spans).
 func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	e.evaluateBatch(ctx, td)
+	e.evaluateBatch(ctx, td, nil)
 	return nil
 }
 
@@ -199,7 +199,8 @@ type TraceVerdict struct {
 }
 
 // evaluateBatch evaluates, records and returns every trace of td (in trace-id order).
-func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces) []TraceVerdict {
+// beforeQueue (may be nil) is handed the verdicts before any grading is queued.
+func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces, beforeQueue func([]TraceVerdict)) []TraceVerdict {
 	var all []rules.Result
 	var jobs []*gradingJob
 	var out []TraceVerdict
@@ -254,6 +255,9 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces)
 		}
 	}
 	e.writeJSONLines(ctx, all, starts)
+	if beforeQueue != nil && len(jobs) > 0 {
+		beforeQueue(out)
+	}
 	for _, j := range jobs {
 		if e.grading != nil {
 			e.grading.enqueue(ctx, j)

@@ -45,7 +45,7 @@ func BenchmarkScalingRules(b *testing.B) {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
 			exp := scalingExporter(b, n)
 			// The rules ran on the processor's graph: n results per trace, none an error.
-			for _, tv := range exp.evaluateBatch(ctxs[0], w.Templates[0]) {
+			for _, tv := range exp.evaluateBatch(ctxs[0], w.Templates[0], nil) {
 				if len(tv.Results) != n {
 					b.Fatalf("%d results per trace, want %d", len(tv.Results), n)
 				}
@@ -113,7 +113,7 @@ func scalingExporter(b *testing.B, n int) *assertionExporter {
 func TestScalingRulesAreValidCases(t *testing.T) {
 	for _, n := range []int{1, 10, 13, 100} {
 		exp := rulesExporter(t, n)
-		for _, tv := range exp.evaluateBatch(context.Background(), readCapture(t, "strands-ok")) {
+		for _, tv := range exp.evaluateBatch(context.Background(), readCapture(t, "strands-ok"), nil) {
 			if len(tv.Results) != n {
 				t.Errorf("Rules(%d): %d results per trace", n, len(tv.Results))
 			}

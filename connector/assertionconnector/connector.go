@@ -186,16 +186,20 @@ func (s *shared) verdictsOf(ctx context.Context, td ptrace.Traces) []assertionex
 	others := len(s.outputs) - 1
 	s.mu.Unlock()
 
-	verdicts := s.engine.Evaluate(ctx, td)
-	var handoffs map[pcommon.SpanID]bool // found only if a trace waits for the judge
-	for _, v := range verdicts {
-		if v.Pending > 0 {
-			if handoffs == nil {
-				handoffs = spanIDsIn(td)
+	// The HANDOFF spans of the traces that wait for the judge are remembered before their
+	// gradings are queued: a worker may grade one at once, and a refused one (queue full)
+	// is handed back before Evaluate returns.
+	verdicts := s.engine.Evaluate(ctx, td, func(verdicts []assertionexporter.TraceVerdict) {
+		var handoffs map[pcommon.SpanID]bool // found only if a trace waits for the judge
+		for _, v := range verdicts {
+			if v.Pending > 0 {
+				if handoffs == nil {
+					handoffs = spanIDsIn(td)
+				}
+				s.pending.remember(v.Graph, handoffs)
 			}
-			s.pending.remember(v.Graph, handoffs)
 		}
-	}
+	})
 	if others > 0 {
 		s.mu.Lock()
 		s.memo[key] = &memoEntry{verdicts: verdicts, remaining: others}

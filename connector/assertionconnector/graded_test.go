@@ -2,6 +2,7 @@ package assertionconnector
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -91,4 +92,81 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 		"case=seams step=ASSERT_AGENT_TOPOLOGY#1 outcome=pass ":                             1,
 		"case=seams step=EXPECT_HANDOFF_RUBRICS#2." + rules.AxisDispatch + " outcome=pass ": 1,
 	}, got)
+}
+
+// TestGradingRefusedAtOnceStaysOnTheHandoffSpan: a grading the engine hands back before
+// Evaluate returns (the queue was full) is reported on its HANDOFF span, as one a worker
+// grades later is, and no trace is left remembered once every grading is back. The judge
+// holds its first answer until released, so which trace finds the queue full is decided
+// by the test, not by timing.
+func TestGradingRefusedAtOnceStaysOnTheHandoffSpan(t *testing.T) {
+	asked, release := make(chan struct{}, 8), make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	srv := judgetest.New(t, func(judgetest.Request, int) judgetest.Reply {
+		asked <- struct{}{}
+		<-release
+		return judgetest.Fixture(judgetest.Pass)
+	})
+	t.Cleanup(unblock) // before the server's Close, which waits for the handler
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Assertions.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
+		{Action: rules.ActionTopology},
+		{Action: rules.ActionRubrics, FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}},
+	}}}
+	cfg.Assertions.Judge.Endpoint, cfg.Assertions.Judge.Model = srv.URL, "fake-judge"
+	cfg.Assertions.Judge.Retries, cfg.Assertions.Judge.Concurrency, cfg.Assertions.Judge.QueueSize = 0, 1, 1
+	h := newHarness(t, cfg)
+	withID := func(id byte) func(ptrace.Traces) {
+		return func(td ptrace.Traces) {
+			forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { sp.SetTraceID(pcommon.TraceID{id}) })
+		}
+	}
+	h.consume(t, releasedWith(t, withID(1), "strands-ok.json"))
+	<-asked                                                     // the one worker holds trace 1
+	h.consume(t, releasedWith(t, withID(2), "strands-ok.json")) // takes the one queue slot
+	h.consume(t, releasedWith(t, withID(3), "strands-ok.json")) // finds the queue full
+
+	// The HANDOFF span triage sent, per trace, as forwarded.
+	handoffOf := map[string]string{}
+	for _, td := range h.traces.AllTraces() {
+		forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+			if src, _ := sp.Attributes().Get(AttrHandoffSource); src.Str() == "triage" {
+				handoffOf[sp.TraceID().String()] = sp.SpanID().String()
+			}
+		})
+	}
+	require.Len(t, handoffOf, 3)
+	// graded lists the rubric's records per trace: error.type (empty when graded) and span.
+	graded := func() map[string][]string {
+		out := map[string][]string{}
+		for _, ld := range h.logs.AllLogs() {
+			forEachRecord(ld, func(lr plog.LogRecord) {
+				if name, _ := lr.Attributes().Get(AttrEvaluationName); name.Str() == "seams/EXPECT_HANDOFF_RUBRICS#2."+rules.AxisDispatch {
+					et, _ := lr.Attributes().Get(AttrErrorType)
+					out[lr.TraceID().String()] = append(out[lr.TraceID().String()], et.Str()+" on "+lr.SpanID().String())
+				}
+			})
+		}
+		return out
+	}
+	third := pcommon.TraceID{3}.String()
+	require.Equal(t, map[string][]string{third: {"queue_full on " + handoffOf[third]}}, graded())
+
+	unblock()
+	registryMu.Lock()
+	s := registry[cfg]
+	registryMu.Unlock()
+	require.NoError(t, s.engine.Drain(context.Background()))
+	want := map[string][]string{}
+	for id, span := range handoffOf {
+		want[id] = []string{" on " + span}
+	}
+	want[third] = []string{"queue_full on " + handoffOf[third]}
+	require.Equal(t, want, graded())
+	s.pending.mu.Lock()
+	left := len(s.pending.m)
+	s.pending.mu.Unlock()
+	require.Zero(t, left, "every trace handed back is forgotten")
+	h.shutdown(t)
 }
