@@ -164,19 +164,10 @@ func TestRealClients(t *testing.T) {
 	node := requireClients(t)
 
 	dir := t.TempDir()
-	params := configParams{
-		GRPCPort:    freePort(t),
-		HTTPPort:    freePort(t),
-		HealthPort:  freePort(t),
-		MetricsPort: freePort(t),
-		ReportPath:  filepath.Join(dir, "verdicts.jsonl"),
-		SpansPath:   filepath.Join(dir, "spans.jsonl"),
-	}
+	params := newConfigParams(t, dir)
 	cfgPath := renderConfig(t, dir, "clients.yaml.tmpl", params)
-	col := startCollector(t, bin, cfgPath)
-	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", params.HTTPPort)
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", params.MetricsPort)
+	col := startReady(t, bin, params, cfgPath)
+	endpoint, metricsURL := params.otlpEndpoint(), params.metricsURL()
 
 	var sent, handoffs, traces int
 	for _, sc := range clientScenarios() {
@@ -312,12 +303,7 @@ func runClientReport(t *testing.T, node string, sc clientScenario, endpoint stri
 	cmd.Dir = clientsDir
 	cmd.WaitDelay = 5 * time.Second
 	// The developer's own OTel settings must not leak into the scenario.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTEL_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
+	cmd.Env = append(clientEnv(), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

@@ -180,11 +180,7 @@ func evaluationEvents(t *testing.T, path string) map[string]int {
 		t.Fatal(err)
 	}
 	out := map[string]int{}
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			t.Fatalf("spans line %.200q: %v", line, err)
-		}
+	for _, td := range fileTraces(t, lines) {
 		eachSpan(td, func(_ string, s ptrace.Span) {
 			for _, ev := range s.Events().All() {
 				if ev.Name() == "gen_ai.evaluation.result" {

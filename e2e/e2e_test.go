@@ -87,21 +87,11 @@ func TestCollectorEndToEnd(t *testing.T) {
 	strands := loadCapture(t, "strands-ok.json")
 
 	dir := t.TempDir()
-	params := configParams{
-		GRPCPort:    freePort(t),
-		HTTPPort:    freePort(t),
-		HealthPort:  freePort(t),
-		MetricsPort: freePort(t),
-		ReportPath:  filepath.Join(dir, "verdicts.jsonl"),
-		SpansPath:   filepath.Join(dir, "spans.jsonl"),
-	}
+	params := newConfigParams(t, dir)
 	cfgPath := writeConfig(t, dir, params)
 
-	col := startCollector(t, bin, cfgPath)
-	healthURL := fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort)
-	tracesURL := fmt.Sprintf("http://127.0.0.1:%d/v1/traces", params.HTTPPort)
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", params.MetricsPort)
-	col.waitReady(t, healthURL)
+	col := startReady(t, bin, params, cfgPath)
+	tracesURL, metricsURL := params.tracesURL(), params.metricsURL()
 
 	// Strands arrives in two batches; the first has no root span, so the processor must
 	// hold it (a trace is released only quiet_period after its root, or at max_wait).

@@ -714,11 +714,7 @@ func countSpanIDs(t *testing.T, path string) (map[pcommon.SpanID]int, int) {
 	}
 	counts := map[pcommon.SpanID]int{}
 	n := 0
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			t.Fatalf("file exporter line %.200q: %v", line, err)
-		}
+	for _, td := range fileTraces(t, lines) {
 		eachSpan(td, func(_ string, s ptrace.Span) {
 			counts[s.SpanID()]++
 			n++

@@ -91,18 +91,16 @@ func canonical(rs []result, withTrace bool) []string {
 func TestHandoffcheckMatchesCollector(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
-	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
-		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
+	params := newConfigParams(t, dir)
 	cfgPath := writeConfig(t, dir, params)
 
 	files := []string{"google-adk-ok.json", "strands-ok.json"}
-	col := startCollector(t, bin, cfgPath)
-	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
+	col := startReady(t, bin, params, cfgPath)
 	want := map[string]int{}
 	var paths []string
 	for _, f := range files {
 		c := loadCapture(t, f)
-		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", params.HTTPPort), c.td)
+		postTraces(t, params.tracesURL(), c.td)
 		want[c.traceID] = 6
 		paths = append(paths, filepath.Join("..", "testdata", "traces", f))
 	}
@@ -130,27 +128,20 @@ func TestHandoffcheckRunWrapsRealClient(t *testing.T) {
 	node := requireClients(t)
 	bin := collectorBinary(t)
 	dir := t.TempDir()
-	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
-		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
+	params := newConfigParams(t, dir)
 	cfgPath := renderConfig(t, dir, "clients.yaml.tmpl", params)
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTEL_") {
-			env = append(env, kv)
-		}
-	}
+	env := clientEnv()
 	script := filepath.Join(clientsDir, "strands-swarm.mjs")
 
 	// The collector's verdicts on one run of the scenario...
-	col := startCollector(t, bin, cfgPath)
-	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
+	col := startReady(t, bin, params, cfgPath)
 	var sc clientScenario
 	for _, s := range clientScenarios() {
 		if s.name == "strands-swarm" {
 			sc = s
 		}
 	}
-	rep := runClient(t, node, sc, fmt.Sprintf("http://127.0.0.1:%d", params.HTTPPort))
+	rep := runClient(t, node, sc, params.otlpEndpoint())
 	fromCollector := col.waitForResults(t, params.ReportPath, map[string]int{rep.Spans[0].TraceID: len(sc.results)})
 	col.stop(t)
 

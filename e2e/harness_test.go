@@ -27,8 +27,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 )
@@ -50,6 +52,44 @@ func renderConfig(t *testing.T, dir, tmplName string, p any) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// forEachAssertionConfigLogs calls check with the service.telemetry.logs section of every
+// shipped config (config/*.yaml) that has an assertion exporter or connector.
+func forEachAssertionConfigLogs(t *testing.T, check func(path string, logs *yaml.Node)) {
+	t.Helper()
+	configs, err := filepath.Glob(filepath.Join("..", "config", "*.yaml"))
+	if err != nil || len(configs) == 0 {
+		t.Fatalf("no configs: %v", err)
+	}
+	for _, path := range configs {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg struct {
+			Exporters  map[string]any `yaml:"exporters"`
+			Connectors map[string]any `yaml:"connectors"`
+			Service    struct {
+				Telemetry struct {
+					Logs yaml.Node `yaml:"logs"`
+				} `yaml:"telemetry"`
+			} `yaml:"service"`
+		}
+		if err := yaml.Unmarshal(raw, &cfg); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		uses := false
+		for id := range cfg.Exporters {
+			uses = uses || id == "assertion" || strings.HasPrefix(id, "assertion/")
+		}
+		for id := range cfg.Connectors {
+			uses = uses || id == "assertion" || strings.HasPrefix(id, "assertion/")
+		}
+		if uses {
+			check(path, &cfg.Service.Telemetry.Logs)
+		}
+	}
 }
 
 // ---- the collector process ----
@@ -81,6 +121,54 @@ func freePort(t *testing.T) int {
 func writeConfig(t *testing.T, dir string, p configParams) string {
 	t.Helper()
 	return renderConfig(t, dir, "collector.yaml.tmpl", p)
+}
+
+// newConfigParams returns the settings of one collector: four fresh loopback ports, and the
+// JSON-lines report and forwarded spans in dir.
+func newConfigParams(t *testing.T, dir string) configParams {
+	t.Helper()
+	return configParams{
+		GRPCPort:    freePort(t),
+		HTTPPort:    freePort(t),
+		HealthPort:  freePort(t),
+		MetricsPort: freePort(t),
+		ReportPath:  filepath.Join(dir, "verdicts.jsonl"),
+		SpansPath:   filepath.Join(dir, "spans.jsonl"),
+	}
+}
+
+// healthURL is the collector's health_check endpoint.
+func (p configParams) healthURL() string { return fmt.Sprintf("http://127.0.0.1:%d/", p.HealthPort) }
+
+// otlpEndpoint is the OTLP/HTTP receiver's base URL (OTEL_EXPORTER_OTLP_ENDPOINT).
+func (p configParams) otlpEndpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", p.HTTPPort) }
+
+// tracesURL is the OTLP/HTTP receiver's traces path.
+func (p configParams) tracesURL() string { return p.otlpEndpoint() + "/v1/traces" }
+
+// metricsURL is the collector's own Prometheus metrics endpoint.
+func (p configParams) metricsURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", p.MetricsPort)
+}
+
+// startReady starts bin on the configs and waits until p's health endpoint answers.
+func startReady(t *testing.T, bin string, p configParams, cfgPaths ...string) *collector {
+	t.Helper()
+	col := startCollector(t, bin, cfgPaths...)
+	col.waitReady(t, p.healthURL())
+	return col
+}
+
+// clientEnv is this process's environment without the developer's own OTEL_* settings, which
+// must not leak into a client script's run.
+func clientEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTEL_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // lockedBuffer collects the collector's output; the exec copier goroutines write it while
@@ -322,14 +410,39 @@ func waitForReport[R reportResult](t *testing.T, c *collector, path string, want
 	return results
 }
 
-func countSpans(t *testing.T, lines [][]byte) int {
+// fileTraces decodes a file exporter's JSON-lines output (completeLines), one batch of traces
+// a line; a line that does not decode fails the test.
+func fileTraces(t *testing.T, lines [][]byte) []ptrace.Traces {
 	t.Helper()
-	n := 0
+	out := make([]ptrace.Traces, 0, len(lines))
 	for _, line := range lines {
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
 		if err != nil {
 			t.Fatalf("file exporter line %.200q: %v", line, err)
 		}
+		out = append(out, td)
+	}
+	return out
+}
+
+// fileMetrics is fileTraces for a metrics file exporter's output.
+func fileMetrics(t *testing.T, lines [][]byte) []pmetric.Metrics {
+	t.Helper()
+	out := make([]pmetric.Metrics, 0, len(lines))
+	for _, line := range lines {
+		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(line)
+		if err != nil {
+			t.Fatalf("metrics file line %.200q: %v", line, err)
+		}
+		out = append(out, md)
+	}
+	return out
+}
+
+func countSpans(t *testing.T, lines [][]byte) int {
+	t.Helper()
+	n := 0
+	for _, td := range fileTraces(t, lines) {
 		n += td.SpanCount()
 	}
 	return n
@@ -353,11 +466,7 @@ func (c *collector) waitForSpans(t *testing.T, path string, want map[string]int)
 			return false, err.Error()
 		}
 		spans = map[string][]forwardedSpan{}
-		for _, line := range lines {
-			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-			if err != nil {
-				t.Fatalf("file exporter line %.200q: %v", line, err)
-			}
+		for _, td := range fileTraces(t, lines) {
 			eachSpan(td, func(scope string, s ptrace.Span) {
 				spans[s.TraceID().String()] = append(spans[s.TraceID().String()], forwardedSpan{
 					scope: scope, name: s.Name(),

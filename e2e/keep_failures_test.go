@@ -191,11 +191,7 @@ func verdictResults(t *testing.T, path string) map[[3]string]int {
 	if err != nil {
 		return latest
 	}
-	for _, line := range lines {
-		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(line)
-		if err != nil {
-			t.Fatalf("metrics file line %.200q: %v", line, err)
-		}
+	for _, md := range fileMetrics(t, lines) {
 		// One flush: summed over resources (the connector may keep each trace's resource).
 		flush := map[[3]string]int{}
 		eachMetric(md, func(m pmetric.Metric) {
@@ -287,11 +283,7 @@ func checkEmittedSeries(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	emitted := map[string]bool{}
-	for _, line := range lines {
-		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(line)
-		if err != nil {
-			t.Fatalf("metrics file line %.200q: %v", line, err)
-		}
+	for _, md := range fileMetrics(t, lines) {
 		for _, name := range prometheusSeriesNames(md) {
 			emitted[name] = true
 		}

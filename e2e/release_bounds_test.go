@@ -159,11 +159,7 @@ func readTier2(t *testing.T, path string) tier2Output {
 		t.Fatal(err)
 	}
 	var sizer ptrace.ProtoMarshaler
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			t.Fatalf("file exporter line %.200q: %v", line, err)
-		}
+	for _, td := range fileTraces(t, lines) {
 		eachSpan(td, func(scope string, s ptrace.Span) {
 			out.counts[s.SpanID()]++
 			out.spans++

@@ -219,11 +219,7 @@ func sampledOutput(t *testing.T, path string) map[pcommon.TraceID][]forwardedSpa
 		t.Fatal(err)
 	}
 	out := map[pcommon.TraceID][]forwardedSpan{}
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			t.Fatalf("file exporter line %.200q: %v", line, err)
-		}
+	for _, td := range fileTraces(t, lines) {
 		eachSpan(td, func(scope string, s ptrace.Span) {
 			out[s.TraceID()] = append(out[s.TraceID()], forwardedSpan{
 				scope: scope, name: s.Name(),

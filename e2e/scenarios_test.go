@@ -27,8 +27,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // realScenario is one scenario script and its golden file.
@@ -151,19 +149,10 @@ func TestRealFrameworkScenarios(t *testing.T) {
 	node := requireClients(t)
 
 	dir := t.TempDir()
-	params := configParams{
-		GRPCPort:    freePort(t),
-		HTTPPort:    freePort(t),
-		HealthPort:  freePort(t),
-		MetricsPort: freePort(t),
-		ReportPath:  filepath.Join(dir, "verdicts.jsonl"),
-		SpansPath:   filepath.Join(dir, "spans.jsonl"),
-	}
+	params := newConfigParams(t, dir)
 	cfgPath := renderConfig(t, dir, "scenarios.yaml.tmpl", params)
-	col := startCollector(t, bin, cfgPath)
-	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", params.HTTPPort)
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", params.MetricsPort)
+	col := startReady(t, bin, params, cfgPath)
+	endpoint, metricsURL := params.otlpEndpoint(), params.metricsURL()
 
 	var sent, handoffs, traces int
 	for _, sc := range realScenarios() {
@@ -718,11 +707,7 @@ func waitForScenarioSpans(t *testing.T, col *collector, path string, want map[st
 			return false, err.Error()
 		}
 		spans = map[string][]scenarioSpan{}
-		for _, line := range lines {
-			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-			if err != nil {
-				t.Fatalf("file exporter line %.200q: %v", line, err)
-			}
+		for _, td := range fileTraces(t, lines) {
 			for _, rs := range td.ResourceSpans().All() {
 				service, _ := rs.Resource().Attributes().Get("service.name")
 				for _, ss := range rs.ScopeSpans().All() {
