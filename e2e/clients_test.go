@@ -195,11 +195,7 @@ func TestRealClients(t *testing.T) {
 	// Nothing lost, nothing held back, nothing late: the processor released exactly the
 	// spans the clients had acknowledged, each trace on its root.
 	m := scrape(t, metricsURL)
-	for _, c := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	checkSums(t, m, []wantSeries{
 		{"otelcol_processor_handoff_spans_released", nil, float64(sent)},
 		{"otelcol_processor_handoff_handoffs_synthesized", nil, float64(handoffs)},
 		{"otelcol_processor_handoff_traces_released", map[string]string{"trigger": "root"}, float64(traces)},
@@ -208,15 +204,7 @@ func TestRealClients(t *testing.T) {
 		{"otelcol_processor_handoff_spans_in_memory", nil, 0},
 		{"otelcol_exporter_assertion_traces_evaluated", map[string]string{"complete": "true"}, float64(traces)},
 		{"otelcol_exporter_assertion_traces_evaluated", map[string]string{"complete": "false"}, 0},
-	} {
-		if len(m.find(c.name, c.labels)) == 0 {
-			t.Errorf("no %s%s samples; series on the endpoint:\n%s", c.name, labelString(c.labels), m.names("otelcol_exporter_assertion", "otelcol_processor_handoff"))
-			continue
-		}
-		if got := m.sum(c.name, c.labels); got != c.want {
-			t.Errorf("%s%s = %v, want %v", c.name, labelString(c.labels), got, c.want)
-		}
-	}
+	})
 
 	col.stop(t)
 	if lines, err := completeLines(params.SpansPath); err != nil {

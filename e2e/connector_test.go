@@ -70,16 +70,7 @@ func TestConnectorEndToEnd(t *testing.T) {
 
 	// 2. Traces out: every span in, plus one HANDOFF span per handoff; the verdicts on the
 	// root agent spans.
-	spans := col.waitForSpans(t, p.SpansPath, map[string]int{
-		adk.traceID:     len(adk.spanIDs) + 1,
-		strands.traceID: len(strands.spanIDs) + 1,
-	})
-	checkForwarded(t, spans, adk, []wantHandoff{
-		{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
-	})
-	checkForwarded(t, spans, strands, []wantHandoff{
-		{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
-	})
+	spans := waitForTransfers(t, col, p.SpansPath, adk, strands)
 	for _, c := range []struct {
 		capture
 		root string

@@ -120,16 +120,7 @@ func TestCollectorEndToEnd(t *testing.T) {
 	})
 
 	// 2. The forwarded spans: every input span once, plus one HANDOFF span per handoff.
-	spans := col.waitForSpans(t, params.SpansPath, map[string]int{
-		adk.traceID:     len(adk.spanIDs) + 1,
-		strands.traceID: len(strands.spanIDs) + 1,
-	})
-	checkForwarded(t, spans, adk, []wantHandoff{
-		{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
-	})
-	checkForwarded(t, spans, strands, []wantHandoff{
-		{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
-	})
+	waitForTransfers(t, col, params.SpansPath, adk, strands)
 
 	// 3. The collector's own metrics.
 	checkMetrics(t, scrape(t, metricsURL), len(adk.spanIDs)+len(strands.spanIDs))
@@ -274,6 +265,23 @@ func checkResults(t *testing.T, got []result, want map[string]map[[2]string]want
 	}
 }
 
+// waitForTransfers waits for the forwarded spans of the ADK and Strands captures, each with
+// one HANDOFF span added, and checks triage's transfer_tool hand-off to weather_specialist in
+// both.
+func waitForTransfers(t *testing.T, col *collector, path string, adk, strands capture) map[string][]forwardedSpan {
+	t.Helper()
+	spans := col.waitForSpans(t, path, map[string]int{
+		adk.traceID:     len(adk.spanIDs) + 1,
+		strands.traceID: len(strands.spanIDs) + 1,
+	})
+	for _, c := range []capture{adk, strands} {
+		checkForwarded(t, spans, c, []wantHandoff{
+			{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
+		})
+	}
+	return spans
+}
+
 // checkForwarded checks the spans the file exporter received for one capture.
 func checkForwarded(t *testing.T, spans map[string][]forwardedSpan, c capture, want []wantHandoff) {
 	t.Helper()
@@ -369,11 +377,7 @@ func checkMetrics(t *testing.T, m metrics, inputSpans int) {
 			}
 		}
 	}
-	for _, c := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	checkSums(t, m, []wantSeries{
 		{"otelcol_processor_handoff_traces_released", map[string]string{"trigger": "root"}, 2},
 		{"otelcol_processor_handoff_traces_released", map[string]string{"trigger": "timeout"}, 0},
 		{"otelcol_processor_handoff_traces_released", map[string]string{"trigger": "evicted"}, 0},
@@ -387,15 +391,7 @@ func checkMetrics(t *testing.T, m metrics, inputSpans int) {
 		{"otelcol_exporter_assertion_traces_evaluated", map[string]string{"complete": "true"}, 2},
 		{"otelcol_exporter_assertion_traces_evaluated", map[string]string{"complete": "false"}, 0},
 		{"otelcol_exporter_assertion_late_spans", nil, 0},
-	} {
-		if len(m.find(c.name, c.labels)) == 0 {
-			t.Errorf("no %s%s samples; assertion/handoff series on the endpoint:\n%s", c.name, labelString(c.labels), m.names("otelcol_exporter_assertion", "otelcol_processor_handoff"))
-			continue
-		}
-		if got := m.sum(c.name, c.labels); got != c.want {
-			t.Errorf("%s%s = %v, want %v", c.name, labelString(c.labels), got, c.want)
-		}
-	}
+	})
 }
 
 // ---- sending ----

@@ -626,6 +626,27 @@ func (m metrics) sum(name string, labels map[string]string) float64 {
 }
 
 // labelString renders a label matcher as {k="v",...}, for messages.
+// wantSeries is one expected value: the sum of the samples of name that carry labels.
+type wantSeries struct {
+	name   string
+	labels map[string]string
+	want   float64
+}
+
+// checkSums checks that each series has samples and sums to its value.
+func checkSums(t *testing.T, m metrics, wants []wantSeries) {
+	t.Helper()
+	for _, c := range wants {
+		if len(m.find(c.name, c.labels)) == 0 {
+			t.Errorf("no %s%s samples; assertion/handoff series on the endpoint:\n%s", c.name, labelString(c.labels), m.names("otelcol_exporter_assertion", "otelcol_processor_handoff"))
+			continue
+		}
+		if got := m.sum(c.name, c.labels); got != c.want {
+			t.Errorf("%s%s = %v, want %v", c.name, labelString(c.labels), got, c.want)
+		}
+	}
+}
+
 func labelString(labels map[string]string) string {
 	if len(labels) == 0 {
 		return ""
