@@ -304,21 +304,37 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 // fileCase writes a config (in dir) of one case that reads spans from the given file.
 func fileCase(t *testing.T, dir, spans string) string {
 	t.Helper()
-	cfg := filepath.Join(dir, "file-case.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(`
-receivers: {otlp: {protocols: {http: {}}}}
-processors: {handoff: {}}
-exporters:
-  assertion:
-    cases:
+	return casesConfig(t, filepath.Join(dir, "file-case.yaml"), `
       - name: recorded
         steps:
           - action: ASSERT_AGENT_TOPOLOGY
             source: FILE
-            otelSpansFile: `+spans+`
+            otelSpansFile: `+spans)
+}
+
+// casesConfig writes, at path, a config with default receiver and processor whose assertion
+// exporter holds the given cases (YAML list items under cases:).
+func casesConfig(t *testing.T, path, cases string) string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(`
+receivers: {otlp: {protocols: {http: {}}}}
+processors: {handoff: {}}
+exporters:
+  assertion:
+    cases:`+cases+`
 service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
 `), 0o644))
-	return cfg
+	return path
+}
+
+// copyADK copies the ADK capture to dir/traces/name (a FILE case's otelSpansFile
+// ./traces/name).
+func copyADK(t *testing.T, dir, name string) {
+	t.Helper()
+	spans, err := os.ReadFile(adk)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "traces"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "traces", name), spans, 0o644))
 }
 
 // TestRunWrapsACommand runs this test binary as the "agent under test": it sends a capture
@@ -398,17 +414,8 @@ func TestUsage(t *testing.T) {
 // and a config of FILE cases needs no span file on the command line.
 func TestFileSourceRelativeToConfig(t *testing.T) {
 	dir := t.TempDir()
-	spans, err := os.ReadFile(adk)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "traces"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "traces", "refund.json"), spans, 0o644))
-	cfg := filepath.Join(dir, "collector.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(`
-receivers: {otlp: {protocols: {http: {}}}}
-processors: {handoff: {}}
-exporters:
-  assertion:
-    cases:
+	copyADK(t, dir, "refund.json")
+	cfg := casesConfig(t, filepath.Join(dir, "collector.yaml"), `
       - name: recorded
         steps:
           - action: ASSERT_AGENT_TOPOLOGY
@@ -416,9 +423,7 @@ exporters:
             otelSpansFile: ./traces/refund.json
           - action: EXPECT_DELEGATION_TO
             agentName: weather_specialist
-            fromAgent: triage
-service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
-`), 0o644))
+            fromAgent: triage`)
 	code, out, errOut := runCmd(t, "replay", "--config", cfg)
 	require.Equal(t, exitPass, code, errOut)
 	require.Equal(t, "handoffcheck: 1 traces, 2 assertions\n2 passed, 0 failed, 0 errors, 0 skipped\n", out)
