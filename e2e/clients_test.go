@@ -160,13 +160,7 @@ func clientScenarios() []clientScenario {
 }
 
 func TestRealClients(t *testing.T) {
-	bin := collectorBinary(t)
-	node := requireClients(t)
-
-	dir := t.TempDir()
-	params := newConfigParams(t, dir)
-	cfgPath := renderConfig(t, dir, "clients.yaml.tmpl", params)
-	col := startReady(t, bin, params, cfgPath)
+	node, col, params := startForClients(t, "clients.yaml.tmpl")
 	endpoint, metricsURL := params.otlpEndpoint(), params.metricsURL()
 
 	var sent, handoffs, traces int

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -195,29 +194,19 @@ func (c *collector) waitForEvalRecords(t *testing.T, path string, n int) map[str
 		}
 		out = map[string]evalRecord{}
 		count := 0
-		for _, line := range lines {
-			ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(line)
-			if err != nil {
-				t.Fatalf("logs line %.200q: %v", line, err)
+		for _, lr := range fileLogRecords(t, lines) {
+			if lr.EventName() != "gen_ai.evaluation.result" {
+				t.Errorf("log record event name %q", lr.EventName())
 			}
-			for _, rl := range ld.ResourceLogs().All() {
-				for _, sl := range rl.ScopeLogs().All() {
-					for _, lr := range sl.LogRecords().All() {
-						if lr.EventName() != "gen_ai.evaluation.result" {
-							t.Errorf("log record event name %q", lr.EventName())
-						}
-						count++
-						name, _ := lr.Attributes().Get("gen_ai.evaluation.name")
-						label, _ := lr.Attributes().Get("gen_ai.evaluation.score.label")
-						for _, k := range []string{"gen_ai.evaluation.explanation", "handoff.expected", "handoff.actual", "test.case.name", "handoff.step"} {
-							if _, ok := lr.Attributes().Get(k); !ok {
-								t.Errorf("record %s lacks %s", name.Str(), k)
-							}
-						}
-						out[lr.TraceID().String()+" "+name.Str()] = evalRecord{lr.TraceID().String(), lr.SpanID().String(), label.Str()}
-					}
+			count++
+			name, _ := lr.Attributes().Get("gen_ai.evaluation.name")
+			label, _ := lr.Attributes().Get("gen_ai.evaluation.score.label")
+			for _, k := range []string{"gen_ai.evaluation.explanation", "handoff.expected", "handoff.actual", "test.case.name", "handoff.step"} {
+				if _, ok := lr.Attributes().Get(k); !ok {
+					t.Errorf("record %s lacks %s", name.Str(), k)
 				}
 			}
+			out[lr.TraceID().String()+" "+name.Str()] = evalRecord{lr.TraceID().String(), lr.SpanID().String(), label.Str()}
 		}
 		if count > n {
 			t.Fatalf("%d evaluation records, want %d", count, n)

@@ -27,6 +27,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -157,6 +158,18 @@ func startReady(t *testing.T, bin string, p configParams, cfgPaths ...string) *c
 	col := startCollector(t, bin, cfgPaths...)
 	col.waitReady(t, p.healthURL())
 	return col
+}
+
+// startForClients checks the real-client install, starts the collector on testdata/<tmpl>
+// in a new temporary folder and waits until it is ready; it returns the node executable, the
+// collector and its settings.
+func startForClients(t *testing.T, tmpl string) (node string, col *collector, p configParams) {
+	t.Helper()
+	bin := collectorBinary(t)
+	node = requireClients(t)
+	dir := t.TempDir()
+	p = newConfigParams(t, dir)
+	return node, startReady(t, bin, p, renderConfig(t, dir, tmpl, p)), p
 }
 
 // clientEnv is this process's environment without the developer's own OTEL_* settings, which
@@ -439,6 +452,27 @@ func fileMetrics(t *testing.T, lines [][]byte) []pmetric.Metrics {
 	return out
 }
 
+// fileLogRecords decodes a logs file exporter's output (completeLines) into its log records,
+// in order; a line that does not decode fails the test.
+func fileLogRecords(t *testing.T, lines [][]byte) []plog.LogRecord {
+	t.Helper()
+	var out []plog.LogRecord
+	for _, line := range lines {
+		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(line)
+		if err != nil {
+			t.Fatalf("logs file line %.200q: %v", line, err)
+		}
+		for _, rl := range ld.ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, lr := range sl.LogRecords().All() {
+					out = append(out, lr)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func countSpans(t *testing.T, lines [][]byte) int {
 	t.Helper()
 	n := 0
@@ -459,21 +493,38 @@ func (s forwardedSpan) String() string { return s.spanID + " " + s.name }
 // waitForSpans polls the file exporter's output until every trace has its spans.
 func (c *collector) waitForSpans(t *testing.T, path string, want map[string]int) map[string][]forwardedSpan {
 	t.Helper()
-	var spans map[string][]forwardedSpan
+	return waitForFileSpans(t, c, path, want, func(_ ptrace.ResourceSpans, scope ptrace.ScopeSpans, s ptrace.Span) forwardedSpan {
+		return forwardedSpan{
+			scope: scope.Scope().Name(), name: s.Name(),
+			spanID: s.SpanID().String(), parentID: s.ParentSpanID().String(),
+			attrs: s.Attributes().AsRaw(),
+		}
+	})
+}
+
+// waitForFileSpans polls the file exporter's output at path until every trace of want has
+// at least its count of spans, and returns each trace's spans, in file order, as conv gives
+// them.
+func waitForFileSpans[S any](t *testing.T, c *collector, path string, want map[string]int,
+	conv func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, s ptrace.Span) S,
+) map[string][]S {
+	t.Helper()
+	var spans map[string][]S
 	c.eventually(t, resultTimeout, "forwarded spans in "+path, func() (bool, string) {
 		lines, err := completeLines(path)
 		if err != nil {
 			return false, err.Error()
 		}
-		spans = map[string][]forwardedSpan{}
+		spans = map[string][]S{}
 		for _, td := range fileTraces(t, lines) {
-			eachSpan(td, func(scope string, s ptrace.Span) {
-				spans[s.TraceID().String()] = append(spans[s.TraceID().String()], forwardedSpan{
-					scope: scope, name: s.Name(),
-					spanID: s.SpanID().String(), parentID: s.ParentSpanID().String(),
-					attrs: s.Attributes().AsRaw(),
-				})
-			})
+			for _, rs := range td.ResourceSpans().All() {
+				for _, ss := range rs.ScopeSpans().All() {
+					for _, s := range ss.Spans().All() {
+						id := s.TraceID().String()
+						spans[id] = append(spans[id], conv(rs, ss, s))
+					}
+				}
+			}
 		}
 		counts := map[string]int{}
 		for id, n := range want {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	yaml "go.yaml.in/yaml/v3"
@@ -233,31 +232,21 @@ func checkVerdictLogs(t *testing.T, path string, traces []fixtureTrace, verdicts
 		byTrace[f.traceID] = f
 	}
 	records := map[pcommon.TraceID]int{}
-	for _, line := range lines {
-		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(line)
-		if err != nil {
-			t.Fatalf("logs file line %.200q: %v", line, err)
+	for _, lr := range fileLogRecords(t, lines) {
+		if lr.EventName() != "gen_ai.evaluation.result" {
+			t.Errorf("log record with event name %q, want gen_ai.evaluation.result", lr.EventName())
+			continue
 		}
-		for _, rl := range ld.ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, lr := range sl.LogRecords().All() {
-					if lr.EventName() != "gen_ai.evaluation.result" {
-						t.Errorf("log record with event name %q, want gen_ai.evaluation.result", lr.EventName())
-						continue
-					}
-					if _, ok := byTrace[lr.TraceID()]; !ok {
-						t.Errorf("evaluation record for unknown trace %s", lr.TraceID())
-						continue
-					}
-					// The judged span is an agent span of the capture or a HANDOFF span the
-					// processor added (not in the capture): any span id, never none.
-					if lr.SpanID().IsEmpty() {
-						t.Errorf("evaluation record of trace %s without a span id", lr.TraceID())
-					}
-					records[lr.TraceID()]++
-				}
-			}
+		if _, ok := byTrace[lr.TraceID()]; !ok {
+			t.Errorf("evaluation record for unknown trace %s", lr.TraceID())
+			continue
 		}
+		// The judged span is an agent span of the capture or a HANDOFF span the
+		// processor added (not in the capture): any span id, never none.
+		if lr.SpanID().IsEmpty() {
+			t.Errorf("evaluation record of trace %s without a span id", lr.TraceID())
+		}
+		records[lr.TraceID()]++
 	}
 	var missing []string
 	for id, f := range byTrace {

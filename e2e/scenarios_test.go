@@ -27,6 +27,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // realScenario is one scenario script and its golden file.
@@ -145,13 +147,7 @@ type scenarioSpan struct {
 }
 
 func TestRealFrameworkScenarios(t *testing.T) {
-	bin := collectorBinary(t)
-	node := requireClients(t)
-
-	dir := t.TempDir()
-	params := newConfigParams(t, dir)
-	cfgPath := renderConfig(t, dir, "scenarios.yaml.tmpl", params)
-	col := startReady(t, bin, params, cfgPath)
+	node, col, params := startForClients(t, "scenarios.yaml.tmpl")
 	endpoint, metricsURL := params.otlpEndpoint(), params.metricsURL()
 
 	var sent, handoffs, traces int
@@ -688,44 +684,21 @@ func scenarioPattern(text string, runs map[string]string) *regexp.Regexp {
 // waitForScenarioSpans polls the file exporter's output until every trace has its spans.
 func waitForScenarioSpans(t *testing.T, col *collector, path string, want map[string]int) map[string][]scenarioSpan {
 	t.Helper()
-	var spans map[string][]scenarioSpan
-	col.eventually(t, resultTimeout, "forwarded spans in "+path, func() (bool, string) {
-		lines, err := completeLines(path)
-		if err != nil {
-			return false, err.Error()
+	return waitForFileSpans(t, col, path, want, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, s ptrace.Span) scenarioSpan {
+		service, _ := rs.Resource().Attributes().Get("service.name")
+		fs := scenarioSpan{
+			traceID: s.TraceID().String(), spanID: s.SpanID().String(), name: s.Name(),
+			scope: ss.Scope().Name(), service: service.AsString(),
+			start: uint64(s.StartTimestamp()), attrs: s.Attributes().AsRaw(),
 		}
-		spans = map[string][]scenarioSpan{}
-		for _, td := range fileTraces(t, lines) {
-			for _, rs := range td.ResourceSpans().All() {
-				service, _ := rs.Resource().Attributes().Get("service.name")
-				for _, ss := range rs.ScopeSpans().All() {
-					for _, s := range ss.Spans().All() {
-						fs := scenarioSpan{
-							traceID: s.TraceID().String(), spanID: s.SpanID().String(), name: s.Name(),
-							scope: ss.Scope().Name(), service: service.AsString(),
-							start: uint64(s.StartTimestamp()), attrs: s.Attributes().AsRaw(),
-						}
-						if !s.ParentSpanID().IsEmpty() {
-							fs.parentID = s.ParentSpanID().String()
-						}
-						for _, l := range s.Links().All() {
-							fs.links = append(fs.links, [2]string{l.TraceID().String(), l.SpanID().String()})
-						}
-						spans[fs.traceID] = append(spans[fs.traceID], fs)
-					}
-				}
-			}
+		if !s.ParentSpanID().IsEmpty() {
+			fs.parentID = s.ParentSpanID().String()
 		}
-		counts := map[string]int{}
-		for id, n := range want {
-			counts[id] = len(spans[id])
-			if len(spans[id]) < n {
-				return false, fmt.Sprintf("spans per trace %v, want %v", counts, want)
-			}
+		for _, l := range s.Links().All() {
+			fs.links = append(fs.links, [2]string{l.TraceID().String(), l.SpanID().String()})
 		}
-		return true, ""
+		return fs
 	})
-	return spans
 }
 
 // waitForScenarioResults polls the JSON-lines report until every trace has its results.
