@@ -114,27 +114,13 @@ type verdictGolden struct {
 
 // scenarioResult is one line of the JSON-lines report, with the rubric fields.
 type scenarioResult struct {
-	TraceID  string          `json:"trace_id"`
-	Case     string          `json:"case"`
-	Step     string          `json:"step"`
-	Action   string          `json:"action"`
-	Outcome  string          `json:"outcome"`
-	Expected string          `json:"expected"`
-	Actual   string          `json:"actual"`
-	Message  string          `json:"message"`
-	Spans    []string        `json:"spans"`
-	Complete bool            `json:"trace_complete"`
-	From     string          `json:"from"`
-	To       string          `json:"to"`
-	Axis     string          `json:"axis"`
-	Score    *float64        `json:"score"`
-	Gated    bool            `json:"gated"`
-	Judge    json.RawMessage `json:"judge"`
-	// Cluster and Signature name a failure's cluster (internal/cluster).
-	Cluster   string `json:"cluster"`
-	Signature string `json:"signature"`
-	// Timestamp is the trace's start (RFC 3339), the first field of every line.
-	Timestamp string `json:"timestamp"`
+	result
+	From  string          `json:"from"`
+	To    string          `json:"to"`
+	Axis  string          `json:"axis"`
+	Score *float64        `json:"score"`
+	Gated bool            `json:"gated"`
+	Judge json.RawMessage `json:"judge"`
 }
 
 // scenarioSpan is a forwarded span with what the checks need.
