@@ -97,14 +97,7 @@ func TestMakeRunConsole(t *testing.T) {
 	}
 	sent := map[string]bool{}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		td := readOTLPFile(t, f)
 		eachSpan(td, func(_ string, s ptrace.Span) { sent[s.TraceID().String()] = true })
 		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", httpPort), td)
 	}

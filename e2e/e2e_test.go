@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -399,14 +398,7 @@ func checkMetrics(t *testing.T, m metrics, inputSpans int) {
 func loadCapture(t *testing.T, name string) capture {
 	t.Helper()
 	path := filepath.Join(tracesDir, name)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	td := readOTLPFile(t, path)
 	c := capture{file: name, td: td, agentSpans: map[string]string{}}
 	traces := map[string]bool{}
 	eachSpan(td, func(scope string, s ptrace.Span) {

@@ -423,33 +423,31 @@ func waitForReport[R reportResult](t *testing.T, c *collector, path string, want
 	return results
 }
 
+// readOTLPFile reads the OTLP/JSON traces file at path (a capture).
+func readOTLPFile(t *testing.T, path string) ptrace.Traces {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return td
+}
+
 // fileTraces decodes a file exporter's JSON-lines output (completeLines), one batch of traces
 // a line; a line that does not decode fails the test.
 func fileTraces(t *testing.T, lines [][]byte) []ptrace.Traces {
 	t.Helper()
-	out := make([]ptrace.Traces, 0, len(lines))
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			t.Fatalf("file exporter line %.200q: %v", line, err)
-		}
-		out = append(out, td)
-	}
-	return out
+	return decodeLines(t, lines, "file exporter", (&ptrace.JSONUnmarshaler{}).UnmarshalTraces)
 }
 
 // fileMetrics is fileTraces for a metrics file exporter's output.
 func fileMetrics(t *testing.T, lines [][]byte) []pmetric.Metrics {
 	t.Helper()
-	out := make([]pmetric.Metrics, 0, len(lines))
-	for _, line := range lines {
-		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(line)
-		if err != nil {
-			t.Fatalf("metrics file line %.200q: %v", line, err)
-		}
-		out = append(out, md)
-	}
-	return out
+	return decodeLines(t, lines, "metrics file", (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics)
 }
 
 // fileLogRecords decodes a logs file exporter's output (completeLines) into its log records,
@@ -457,11 +455,7 @@ func fileMetrics(t *testing.T, lines [][]byte) []pmetric.Metrics {
 func fileLogRecords(t *testing.T, lines [][]byte) []plog.LogRecord {
 	t.Helper()
 	var out []plog.LogRecord
-	for _, line := range lines {
-		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(line)
-		if err != nil {
-			t.Fatalf("logs file line %.200q: %v", line, err)
-		}
+	for _, ld := range decodeLines(t, lines, "logs file", (&plog.JSONUnmarshaler{}).UnmarshalLogs) {
 		for _, rl := range ld.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
 				for _, lr := range sl.LogRecords().All() {
@@ -469,6 +463,21 @@ func fileLogRecords(t *testing.T, lines [][]byte) []plog.LogRecord {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// decodeLines decodes each line with unmarshal; a line that does not decode fails the test,
+// quoting it as a line of what.
+func decodeLines[T any](t *testing.T, lines [][]byte, what string, unmarshal func([]byte) (T, error)) []T {
+	t.Helper()
+	out := make([]T, 0, len(lines))
+	for _, line := range lines {
+		v, err := unmarshal(line)
+		if err != nil {
+			t.Fatalf("%s line %.200q: %v", what, line, err)
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -696,6 +705,23 @@ func checkSums(t *testing.T, m metrics, wants []wantSeries) {
 			t.Errorf("%s%s = %v, want %v", c.name, labelString(c.labels), got, c.want)
 		}
 	}
+}
+
+// checkNothingLost checks a run of client scripts on one collector: the processor released
+// the sent spans and added the handoffs' HANDOFF spans, every trace on its root, none late
+// and none still held; the exporter evaluated every trace complete.
+func checkNothingLost(t *testing.T, m metrics, sent, handoffs, traces int) {
+	t.Helper()
+	checkSums(t, m, []wantSeries{
+		{"otelcol_processor_handoff_spans_released", nil, float64(sent)},
+		{"otelcol_processor_handoff_handoffs_synthesized", nil, float64(handoffs)},
+		{"otelcol_processor_handoff_traces_released", map[string]string{"trigger": "root"}, float64(traces)},
+		{"otelcol_processor_handoff_traces_released", map[string]string{"trigger": "timeout"}, 0},
+		{"otelcol_processor_handoff_late_spans", nil, 0},
+		{"otelcol_processor_handoff_spans_in_memory", nil, 0},
+		{"otelcol_exporter_assertion_traces_evaluated", map[string]string{"complete": "true"}, float64(traces)},
+		{"otelcol_exporter_assertion_traces_evaluated", map[string]string{"complete": "false"}, 0},
+	})
 }
 
 func labelString(labels map[string]string) string {

@@ -166,14 +166,7 @@ func keepFailuresFixture(t *testing.T) []fixtureTrace {
 // singleTraceCapture reports whether the OTLP/JSON capture at path holds one trace.
 func singleTraceCapture(t *testing.T, path string) bool {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	td := readOTLPFile(t, path)
 	ids := map[pcommon.TraceID]bool{}
 	eachSpan(td, func(_ string, s ptrace.Span) { ids[s.TraceID()] = true })
 	return len(ids) == 1
