@@ -31,18 +31,26 @@ const (
 // config writes a collector config whose assertion exporter holds the given cases.
 func config(t *testing.T, cases string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "collector.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(`
-receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
-processors:
-  handoff: {quiet_period: 2s, max_wait: 30s}
-exporters:
+	return liveConfig(t, `exporters:
   assertion:
     cases:
 `+cases+`
   debug: {}
 service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion, debug]}}}
-`), 0o644))
+`)
+}
+
+// liveConfig writes a collector config (in a new temporary folder): an OTLP receiver on
+// 127.0.0.1:4318 and the handoff processor (quiet_period 2s, max_wait 30s), followed by
+// rest (the components that judge and the service).
+func liveConfig(t *testing.T, rest string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "collector.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
+processors:
+  handoff: {quiet_period: 2s, max_wait: 30s}
+`+rest), 0o644))
 	return path
 }
 
@@ -113,12 +121,7 @@ func TestReplayFails(t *testing.T) {
 // TestReplayConnectorConfig: a production config whose cases sit in the assertion
 // connector is checked the same way.
 func TestReplayConnectorConfig(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "collector.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(`
-receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
-processors:
-  handoff: {quiet_period: 2s, max_wait: 30s}
-connectors:
+	path := liveConfig(t, `connectors:
   assertion:
     metrics_flush_interval: 15s
     max_agents: 10
@@ -131,7 +134,7 @@ service:
     traces/in: {receivers: [otlp], processors: [handoff], exporters: [assertion]}
     traces/out: {receivers: [assertion], exporters: [debug]}
     metrics: {receivers: [assertion], exporters: [debug]}
-`), 0o644))
+`)
 	code, out, errOut := runCmd(t, "replay", "--config", path, adk, strands)
 	require.Equal(t, exitFail, code, errOut)
 	// The same verdicts as TestReplayFails (the exporter config): the tight budget fails both.
