@@ -305,14 +305,26 @@ func (c *collector) stop(t *testing.T) {
 // cond returns a description of the current state, for the failure message.
 func (c *collector) eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
+	poll(t, timeout, what, func() string {
+		if c.exited() {
+			return fmt.Sprintf("collector exited (%v)", c.waitErr)
+		}
+		return ""
+	}, cond)
+}
+
+// poll calls cond every pollInterval until it reports done; it fails the test when the
+// timeout passes or when exited names a process that exited (a non-empty description).
+func poll(t *testing.T, timeout time.Duration, what string, exited func() string, cond func() (bool, string)) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, state := cond()
 		if ok {
 			return
 		}
-		if c.exited() {
-			t.Fatalf("collector exited (%v) while waiting for %s; last state: %s", c.waitErr, what, state)
+		if gone := exited(); gone != "" {
+			t.Fatalf("%s while waiting for %s; last state: %s", gone, what, state)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, state)

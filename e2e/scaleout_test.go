@@ -767,22 +767,14 @@ func checkOnce(t *testing.T, got spread, traces map[string]scaleTrace) []map[str
 // pollAll is collector.eventually over several processes: it fails as soon as one exits.
 func pollAll(t *testing.T, ins []*instance, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
+	poll(t, timeout, what, func() string {
 		for _, in := range ins {
 			if in.col.exited() {
-				t.Fatalf("%s exited (%v) while waiting for %s; last state: %s", in.name, in.col.waitErr, what, state)
+				return fmt.Sprintf("%s exited (%v)", in.name, in.col.waitErr)
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, state)
-		}
-		time.Sleep(pollInterval)
-	}
+		return ""
+	}, cond)
 }
 
 // readSpans reads a file exporter output: the spans per trace id.
