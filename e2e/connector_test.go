@@ -216,17 +216,6 @@ func (c *collector) waitForEvalRecords(t *testing.T, path string, n int) map[str
 	return out
 }
 
-// series maps "k=v k=v" (attributes sorted) to a count: a sum's value or a histogram's count.
-type series map[string]uint64
-
-func (s series) total() uint64 {
-	var n uint64
-	for _, v := range s {
-		n += v
-	}
-	return n
-}
-
 type connectorMetrics struct {
 	sums, hists    map[string]series
 	units          map[string]string

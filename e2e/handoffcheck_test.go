@@ -1,73 +1,14 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
-
-// checkBinary is the CI command `make build` produces beside the collector.
-const checkBinary = "../_build/handoffcheck"
-
-func handoffcheck(t *testing.T) string {
-	t.Helper()
-	bin, err := filepath.Abs(checkBinary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("handoffcheck binary missing (%v): run `make build` first (make test does)", err)
-	}
-	return bin
-}
-
-// runCheck runs handoffcheck with a deadline and returns its exit code and output.
-func runCheck(t *testing.T, env []string, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, handoffcheck(t), args...)
-	cmd.WaitDelay = 5 * time.Second
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stdout.String(), stderr.String()
-	case errors.As(err, &exitErr):
-		return exitErr.ExitCode(), stdout.String(), stderr.String()
-	}
-	t.Fatalf("handoffcheck did not run: %v\n%s", err, stderr.String())
-	return -1, "", ""
-}
-
-func readResults(t *testing.T, path string) []result {
-	t.Helper()
-	lines, err := completeLines(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []result
-	for _, l := range lines {
-		var r result
-		if err := json.Unmarshal(l, &r); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
 
 // canonical renders results order-free, optionally without the trace id (a live client
 // makes a new trace id on every run).

@@ -209,16 +209,6 @@ func verdictResults(t *testing.T, path string) map[[3]string]int {
 	return latest
 }
 
-func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
-	for _, rm := range md.ResourceMetrics().All() {
-		for _, sm := range rm.ScopeMetrics().All() {
-			for _, m := range sm.Metrics().All() {
-				fn(m)
-			}
-		}
-	}
-}
-
 // checkVerdictLogs: every judged trace (one with a verdict) has gen_ai.evaluation.result
 // records, each with the trace id and a span id; the others have none.
 func checkVerdictLogs(t *testing.T, path string, traces []fixtureTrace, verdicts map[pcommon.TraceID]string) {
@@ -284,13 +274,4 @@ func checkEmittedSeries(t *testing.T, path string) {
 			t.Errorf("series %s (read by the dashboard or the alerts) was not emitted; emitted: %v", want, sortedKeys(emitted))
 		}
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
