@@ -12,8 +12,6 @@ import (
 	"testing"
 )
 
-const ()
-
 func TestRealClients(t *testing.T) {
 	node, col, params := startForClients(t, "clients.yaml.tmpl")
 	endpoint, metricsURL := params.otlpEndpoint(), params.metricsURL()

@@ -13,8 +13,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-const ()
-
 func TestCollectorEndToEnd(t *testing.T) {
 	bin := collectorBinary(t)
 	adk := loadCapture(t, "google-adk-ok.json")
