@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/configtest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
@@ -91,12 +92,7 @@ func TestLoadConfig(t *testing.T) {
 	}{id: component.NewIDWithName(metadata.Type, "judged"), expected: judged})
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {
-			cfg := NewFactory().CreateDefaultConfig()
-			sub, err := cm.Sub(tt.id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			require.NoError(t, confmap.Validate(cfg))
-			require.Equal(t, tt.expected, cfg)
+			configtest.RequireLoads(t, cm, tt.id, NewFactory().CreateDefaultConfig(), tt.expected)
 		})
 	}
 }
@@ -164,14 +160,7 @@ func TestInvalidConfigs(t *testing.T) {
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {
-			cm, err := confmaptest.LoadConf(filepath.Join("testdata", file))
-			require.NoError(t, err)
-			cfg := createDefaultConfig()
-			err = cm.Unmarshal(cfg)
-			if err == nil {
-				err = confmap.Validate(cfg)
-			}
-			require.ErrorContains(t, err, want)
+			configtest.RequireInvalid(t, filepath.Join("testdata", file), createDefaultConfig(), want)
 		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -70,16 +69,7 @@ func TestConnectorEndToEnd(t *testing.T) {
 
 	// 2. Traces out: every span in, plus one HANDOFF span per handoff; the verdicts on the
 	// root agent spans.
-	spans := col.waitForSpans(t, p.SpansPath, map[string]int{
-		adk.traceID:     len(adk.spanIDs) + 1,
-		strands.traceID: len(strands.spanIDs) + 1,
-	})
-	checkForwarded(t, spans, adk, []wantHandoff{
-		{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
-	})
-	checkForwarded(t, spans, strands, []wantHandoff{
-		{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
-	})
+	spans := waitForTransfers(t, col, p.SpansPath, adk, strands)
 	for _, c := range []struct {
 		capture
 		root string
@@ -180,11 +170,7 @@ func evaluationEvents(t *testing.T, path string) map[string]int {
 		t.Fatal(err)
 	}
 	out := map[string]int{}
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			t.Fatalf("spans line %.200q: %v", line, err)
-		}
+	for _, td := range fileTraces(t, lines) {
 		eachSpan(td, func(_ string, s ptrace.Span) {
 			for _, ev := range s.Events().All() {
 				if ev.Name() == "gen_ai.evaluation.result" {
@@ -208,29 +194,19 @@ func (c *collector) waitForEvalRecords(t *testing.T, path string, n int) map[str
 		}
 		out = map[string]evalRecord{}
 		count := 0
-		for _, line := range lines {
-			ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(line)
-			if err != nil {
-				t.Fatalf("logs line %.200q: %v", line, err)
+		for _, lr := range fileLogRecords(t, lines) {
+			if lr.EventName() != "gen_ai.evaluation.result" {
+				t.Errorf("log record event name %q", lr.EventName())
 			}
-			for _, rl := range ld.ResourceLogs().All() {
-				for _, sl := range rl.ScopeLogs().All() {
-					for _, lr := range sl.LogRecords().All() {
-						if lr.EventName() != "gen_ai.evaluation.result" {
-							t.Errorf("log record event name %q", lr.EventName())
-						}
-						count++
-						name, _ := lr.Attributes().Get("gen_ai.evaluation.name")
-						label, _ := lr.Attributes().Get("gen_ai.evaluation.score.label")
-						for _, k := range []string{"gen_ai.evaluation.explanation", "handoff.expected", "handoff.actual", "test.case.name", "handoff.step"} {
-							if _, ok := lr.Attributes().Get(k); !ok {
-								t.Errorf("record %s lacks %s", name.Str(), k)
-							}
-						}
-						out[lr.TraceID().String()+" "+name.Str()] = evalRecord{lr.TraceID().String(), lr.SpanID().String(), label.Str()}
-					}
+			count++
+			name, _ := lr.Attributes().Get("gen_ai.evaluation.name")
+			label, _ := lr.Attributes().Get("gen_ai.evaluation.score.label")
+			for _, k := range []string{"gen_ai.evaluation.explanation", "handoff.expected", "handoff.actual", "test.case.name", "handoff.step"} {
+				if _, ok := lr.Attributes().Get(k); !ok {
+					t.Errorf("record %s lacks %s", name.Str(), k)
 				}
 			}
+			out[lr.TraceID().String()+" "+name.Str()] = evalRecord{lr.TraceID().String(), lr.SpanID().String(), label.Str()}
 		}
 		if count > n {
 			t.Fatalf("%d evaluation records, want %d", count, n)
@@ -238,17 +214,6 @@ func (c *collector) waitForEvalRecords(t *testing.T, path string, n int) map[str
 		return count == n, fmt.Sprintf("%d records", count)
 	})
 	return out
-}
-
-// series maps "k=v k=v" (attributes sorted) to a count: a sum's value or a histogram's count.
-type series map[string]uint64
-
-func (s series) total() uint64 {
-	var n uint64
-	for _, v := range s {
-		n += v
-	}
-	return n
 }
 
 type connectorMetrics struct {

@@ -97,14 +97,7 @@ func TestMakeRunConsole(t *testing.T) {
 	}
 	sent := map[string]bool{}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		td := readOTLPFile(t, f)
 		eachSpan(td, func(_ string, s ptrace.Span) { sent[s.TraceID().String()] = true })
 		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", httpPort), td)
 	}
@@ -235,46 +228,19 @@ func TestMakeRunConsole(t *testing.T) {
 // connector sets the logger for a readable console: console encoding, no caller, no
 // stacktraces, no resource block, no initial fields.
 func TestShippedConfigsReadableConsole(t *testing.T) {
-	configs, err := filepath.Glob(filepath.Join("..", "config", "*.yaml"))
-	if err != nil || len(configs) == 0 {
-		t.Fatalf("no configs: %v", err)
-	}
-	for _, path := range configs {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+	forEachAssertionConfigLogs(t, func(path string, logs *yaml.Node) {
+		var l struct {
+			Encoding           string         `yaml:"encoding"`
+			DisableCaller      bool           `yaml:"disable_caller"`
+			DisableStacktrace  bool           `yaml:"disable_stacktrace"`
+			DisableZapResource bool           `yaml:"disable_zap_resource"`
+			InitialFields      map[string]any `yaml:"initial_fields"`
 		}
-		var cfg struct {
-			Exporters  map[string]any `yaml:"exporters"`
-			Connectors map[string]any `yaml:"connectors"`
-			Service    struct {
-				Telemetry struct {
-					Logs struct {
-						Encoding           string         `yaml:"encoding"`
-						DisableCaller      bool           `yaml:"disable_caller"`
-						DisableStacktrace  bool           `yaml:"disable_stacktrace"`
-						DisableZapResource bool           `yaml:"disable_zap_resource"`
-						InitialFields      map[string]any `yaml:"initial_fields"`
-					} `yaml:"logs"`
-				} `yaml:"telemetry"`
-			} `yaml:"service"`
-		}
-		if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		if err := logs.Decode(&l); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		uses := false
-		for id := range cfg.Exporters {
-			uses = uses || id == "assertion" || strings.HasPrefix(id, "assertion/")
-		}
-		for id := range cfg.Connectors {
-			uses = uses || id == "assertion" || strings.HasPrefix(id, "assertion/")
-		}
-		if !uses {
-			continue
-		}
-		l := cfg.Service.Telemetry.Logs
 		if l.Encoding != "console" || !l.DisableCaller || !l.DisableStacktrace || !l.DisableZapResource || len(l.InitialFields) > 0 {
 			t.Errorf("%s: service.telemetry.logs must set encoding: console, disable_caller, disable_stacktrace and disable_zap_resource, and no initial_fields; got %+v", path, l)
 		}
-	}
+	})
 }

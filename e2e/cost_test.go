@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -118,14 +117,12 @@ func TestCostBudgetsThroughHandoffcheck(t *testing.T) {
 func TestCostOnForwardedSpans(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
-	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
-		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
-	col := startCollector(t, bin, writeConfig(t, dir, params))
-	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
+	params := newConfigParams(t, dir)
+	col := startReady(t, bin, params, writeConfig(t, dir, params))
 	pyd := loadCapture(t, filepath.Join("..", "corpus", "lf-pydantic-ai-multiagent.otlp.json"))
 	strands := loadCapture(t, "strands-ok.json")
 	for _, c := range []capture{pyd, strands} {
-		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", params.HTTPPort), c.td)
+		postTraces(t, params.tracesURL(), c.td)
 	}
 	spans := col.waitForSpans(t, params.SpansPath, map[string]int{pyd.traceID: len(pyd.spanIDs) + 1, strands.traceID: len(strands.spanIDs) + 1})
 	col.stop(t)

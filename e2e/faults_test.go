@@ -8,7 +8,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -97,10 +96,6 @@ func (f *faultCollector) waitMetric(t *testing.T, name string, labels map[string
 	return m
 }
 
-func newRNG() *rand.Rand {
-	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
-}
-
 // ---- a failing destination ----
 
 func TestFaultDownstreamFailing(t *testing.T) {
@@ -177,29 +172,6 @@ func TestFaultDownstreamFailing(t *testing.T) {
 	f.col.waitForSpans(t, f.spansPath, wantSpans)
 	f.requireHealthy(t)
 	f.col.stop(t)
-}
-
-func traceIDOf(t *testing.T, s string) pcommon.TraceID {
-	t.Helper()
-	var id pcommon.TraceID
-	copy(id[:], mustHex(t, s, 16))
-	return id
-}
-
-func spanIDOf(t *testing.T, s string) pcommon.SpanID {
-	t.Helper()
-	var id pcommon.SpanID
-	copy(id[:], mustHex(t, s, 8))
-	return id
-}
-
-func mustHex(t *testing.T, s string, n int) []byte {
-	t.Helper()
-	var b []byte
-	if _, err := fmt.Sscanf(s, "%x", &b); err != nil || len(b) != n {
-		t.Fatalf("bad hex id %q (%v)", s, err)
-	}
-	return b
 }
 
 // ---- shutdown under load ----
@@ -714,11 +686,7 @@ func countSpanIDs(t *testing.T, path string) (map[pcommon.SpanID]int, int) {
 	}
 	counts := map[pcommon.SpanID]int{}
 	n := 0
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			t.Fatalf("file exporter line %.200q: %v", line, err)
-		}
+	for _, td := range fileTraces(t, lines) {
 		eachSpan(td, func(_ string, s ptrace.Span) {
 			counts[s.SpanID()]++
 			n++

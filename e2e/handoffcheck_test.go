@@ -1,73 +1,14 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
-
-// checkBinary is the CI command `make build` produces beside the collector.
-const checkBinary = "../_build/handoffcheck"
-
-func handoffcheck(t *testing.T) string {
-	t.Helper()
-	bin, err := filepath.Abs(checkBinary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("handoffcheck binary missing (%v): run `make build` first (make test does)", err)
-	}
-	return bin
-}
-
-// runCheck runs handoffcheck with a deadline and returns its exit code and output.
-func runCheck(t *testing.T, env []string, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, handoffcheck(t), args...)
-	cmd.WaitDelay = 5 * time.Second
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stdout.String(), stderr.String()
-	case errors.As(err, &exitErr):
-		return exitErr.ExitCode(), stdout.String(), stderr.String()
-	}
-	t.Fatalf("handoffcheck did not run: %v\n%s", err, stderr.String())
-	return -1, "", ""
-}
-
-func readResults(t *testing.T, path string) []result {
-	t.Helper()
-	lines, err := completeLines(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []result
-	for _, l := range lines {
-		var r result
-		if err := json.Unmarshal(l, &r); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
 
 // canonical renders results order-free, optionally without the trace id (a live client
 // makes a new trace id on every run).
@@ -91,18 +32,16 @@ func canonical(rs []result, withTrace bool) []string {
 func TestHandoffcheckMatchesCollector(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
-	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
-		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
+	params := newConfigParams(t, dir)
 	cfgPath := writeConfig(t, dir, params)
 
 	files := []string{"google-adk-ok.json", "strands-ok.json"}
-	col := startCollector(t, bin, cfgPath)
-	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
+	col := startReady(t, bin, params, cfgPath)
 	want := map[string]int{}
 	var paths []string
 	for _, f := range files {
 		c := loadCapture(t, f)
-		postTraces(t, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", params.HTTPPort), c.td)
+		postTraces(t, params.tracesURL(), c.td)
 		want[c.traceID] = 6
 		paths = append(paths, filepath.Join("..", "testdata", "traces", f))
 	}
@@ -130,27 +69,20 @@ func TestHandoffcheckRunWrapsRealClient(t *testing.T) {
 	node := requireClients(t)
 	bin := collectorBinary(t)
 	dir := t.TempDir()
-	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
-		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
+	params := newConfigParams(t, dir)
 	cfgPath := renderConfig(t, dir, "clients.yaml.tmpl", params)
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTEL_") {
-			env = append(env, kv)
-		}
-	}
+	env := clientEnv()
 	script := filepath.Join(clientsDir, "strands-swarm.mjs")
 
 	// The collector's verdicts on one run of the scenario...
-	col := startCollector(t, bin, cfgPath)
-	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
+	col := startReady(t, bin, params, cfgPath)
 	var sc clientScenario
 	for _, s := range clientScenarios() {
 		if s.name == "strands-swarm" {
 			sc = s
 		}
 	}
-	rep := runClient(t, node, sc, fmt.Sprintf("http://127.0.0.1:%d", params.HTTPPort))
+	rep := runClient(t, node, sc, params.otlpEndpoint())
 	fromCollector := col.waitForResults(t, params.ReportPath, map[string]int{rep.Spans[0].TraceID: len(sc.results)})
 	col.stop(t)
 

@@ -44,15 +44,9 @@ var (
 func TestJUnitNamesStableAcrossRuns(t *testing.T) {
 	node := requireClients(t)
 	dir := t.TempDir()
-	params := configParams{GRPCPort: freePort(t), HTTPPort: freePort(t), HealthPort: freePort(t), MetricsPort: freePort(t),
-		ReportPath: filepath.Join(dir, "verdicts.jsonl"), SpansPath: filepath.Join(dir, "spans.jsonl")}
+	params := newConfigParams(t, dir)
 	cfgPath := renderConfig(t, dir, "scenarios.yaml.tmpl", params)
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTEL_") {
-			env = append(env, kv)
-		}
-	}
+	env := clientEnv()
 	refund, async := filepath.Join(clientsDir, "strands-refund-swarm.mjs"), filepath.Join(clientsDir, "vercel-async-link.mjs")
 	script := fmt.Sprintf("%q %q && %q %q && %q %q", node, refund, node, refund, node, async)
 

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	yaml "go.yaml.in/yaml/v3"
@@ -191,11 +190,7 @@ func verdictResults(t *testing.T, path string) map[[3]string]int {
 	if err != nil {
 		return latest
 	}
-	for _, line := range lines {
-		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(line)
-		if err != nil {
-			t.Fatalf("metrics file line %.200q: %v", line, err)
-		}
+	for _, md := range fileMetrics(t, lines) {
 		// One flush: summed over resources (the connector may keep each trace's resource).
 		flush := map[[3]string]int{}
 		eachMetric(md, func(m pmetric.Metric) {
@@ -214,16 +209,6 @@ func verdictResults(t *testing.T, path string) map[[3]string]int {
 	return latest
 }
 
-func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
-	for _, rm := range md.ResourceMetrics().All() {
-		for _, sm := range rm.ScopeMetrics().All() {
-			for _, m := range sm.Metrics().All() {
-				fn(m)
-			}
-		}
-	}
-}
-
 // checkVerdictLogs: every judged trace (one with a verdict) has gen_ai.evaluation.result
 // records, each with the trace id and a span id; the others have none.
 func checkVerdictLogs(t *testing.T, path string, traces []fixtureTrace, verdicts map[pcommon.TraceID]string) {
@@ -237,31 +222,21 @@ func checkVerdictLogs(t *testing.T, path string, traces []fixtureTrace, verdicts
 		byTrace[f.traceID] = f
 	}
 	records := map[pcommon.TraceID]int{}
-	for _, line := range lines {
-		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(line)
-		if err != nil {
-			t.Fatalf("logs file line %.200q: %v", line, err)
+	for _, lr := range fileLogRecords(t, lines) {
+		if lr.EventName() != "gen_ai.evaluation.result" {
+			t.Errorf("log record with event name %q, want gen_ai.evaluation.result", lr.EventName())
+			continue
 		}
-		for _, rl := range ld.ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, lr := range sl.LogRecords().All() {
-					if lr.EventName() != "gen_ai.evaluation.result" {
-						t.Errorf("log record with event name %q, want gen_ai.evaluation.result", lr.EventName())
-						continue
-					}
-					if _, ok := byTrace[lr.TraceID()]; !ok {
-						t.Errorf("evaluation record for unknown trace %s", lr.TraceID())
-						continue
-					}
-					// The judged span is an agent span of the capture or a HANDOFF span the
-					// processor added (not in the capture): any span id, never none.
-					if lr.SpanID().IsEmpty() {
-						t.Errorf("evaluation record of trace %s without a span id", lr.TraceID())
-					}
-					records[lr.TraceID()]++
-				}
-			}
+		if _, ok := byTrace[lr.TraceID()]; !ok {
+			t.Errorf("evaluation record for unknown trace %s", lr.TraceID())
+			continue
 		}
+		// The judged span is an agent span of the capture or a HANDOFF span the
+		// processor added (not in the capture): any span id, never none.
+		if lr.SpanID().IsEmpty() {
+			t.Errorf("evaluation record of trace %s without a span id", lr.TraceID())
+		}
+		records[lr.TraceID()]++
 	}
 	var missing []string
 	for id, f := range byTrace {
@@ -287,11 +262,7 @@ func checkEmittedSeries(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	emitted := map[string]bool{}
-	for _, line := range lines {
-		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(line)
-		if err != nil {
-			t.Fatalf("metrics file line %.200q: %v", line, err)
-		}
+	for _, md := range fileMetrics(t, lines) {
 		for _, name := range prometheusSeriesNames(md) {
 			emitted[name] = true
 		}
@@ -303,13 +274,4 @@ func checkEmittedSeries(t *testing.T, path string) {
 			t.Errorf("series %s (read by the dashboard or the alerts) was not emitted; emitted: %v", want, sortedKeys(emitted))
 		}
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -13,36 +13,12 @@ import (
 	"testing"
 	"unicode"
 
-	promtranslator "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/prometheus"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	yaml "go.yaml.in/yaml/v3"
 )
 
 // observabilityDir holds the Grafana dashboard, the Prometheus alert rules and their promtool
 // tests.
 const observabilityDir = "../examples/observability"
-
-// connectorMetric is one metric of the assertion connector's contract (its traces → metrics
-// output), as OTLP describes it.
-type connectorMetric struct {
-	name, unit string
-	kind       pmetric.MetricType
-	attrs      []string
-}
-
-// connectorContract: the metrics the assertion connector emits (issue 13; the connector's
-// README maps each to the OTel semantic conventions). Sums are cumulative and monotonic.
-var connectorContract = []connectorMetric{
-	{"handoff.assertion.results", "{result}", pmetric.MetricTypeSum, []string{"case", "step", "outcome"}},
-	{"gen_ai.invoke_agent.duration", "s", pmetric.MetricTypeHistogram, []string{"gen_ai.agent.name"}},
-	{"gen_ai.invoke_agent.tokens", "{token}", pmetric.MetricTypeHistogram, []string{"gen_ai.agent.name", "gen_ai.token.type"}},
-	{"gen_ai.invoke_agent.tool_calls", "{call}", pmetric.MetricTypeHistogram, []string{"gen_ai.agent.name"}},
-	{"gen_ai.invoke_agent.llm_calls", "{call}", pmetric.MetricTypeHistogram, []string{"gen_ai.agent.name"}},
-	{"handoff.budget.utilization", "1", pmetric.MetricTypeHistogram, []string{"case", "step", "gen_ai.agent.name", "budget"}},
-	{"traces_service_graph_request_total", "", pmetric.MetricTypeSum, []string{"client", "server", "connection_type"}},
-	{"traces_service_graph_request_failed_total", "", pmetric.MetricTypeSum, []string{"client", "server", "connection_type"}},
-	{"traces_service_graph_request_server_seconds", "s", pmetric.MetricTypeHistogram, []string{"client", "server", "connection_type"}},
-}
 
 // connectorBucketBounds are the explicit bucket boundaries of the connector's histograms that
 // the promtool inputs model (connector/assertionconnector/metrics.go: 1, the limit, is a
@@ -51,94 +27,12 @@ var connectorBucketBounds = map[string][]string{
 	"handoff_budget_utilization_bucket": {"0.1", "0.25", "0.5", "0.75", "0.9", "1", "1.25", "1.5", "2", "5", "+Inf"},
 }
 
-// resourceLabels are the labels Prometheus adds from the resource (OTLP receiver, remote
-// write) or the scrape target: service.name → job, service.instance.id → instance.
-var resourceLabels = []string{"job", "instance"}
-
 // selfTelemetryAttrs are the attributes of the assertion exporter's own metrics that the
 // dashboard and alerts read (assertionexporter/telemetry.go).
 var selfTelemetryAttrs = map[string][]string{
 	"otelcol_exporter_assertion_judge_calls":      {"outcome"},
 	"otelcol_exporter_assertion_judge_not_graded": {"reason"},
 	"otelcol_exporter_assertion_evaluations":      {"case", "step", "outcome"},
-}
-
-// seriesLabels maps a Prometheus series name to its label names.
-type seriesLabels map[string]map[string]bool
-
-func (s seriesLabels) add(name string, labels ...string) {
-	set := map[string]bool{}
-	for _, l := range labels {
-		set[l] = true
-	}
-	s[name] = set
-}
-
-// promSeries returns the Prometheus series of one OTLP metric, translated as the Prometheus
-// exporters and remote write translate them (with type and unit suffixes), with their label
-// names.
-func promSeries(m pmetric.Metric, attrs []string) seriesLabels {
-	labels := append([]string(nil), resourceLabels...)
-	for _, a := range attrs {
-		labels = append(labels, promtranslator.NormalizeLabel(a))
-	}
-	name := promtranslator.BuildCompliantName(m, "", true)
-	out := seriesLabels{}
-	if m.Type() == pmetric.MetricTypeHistogram {
-		out.add(name+"_bucket", append(labels, "le")...)
-		out.add(name+"_sum", labels...)
-		out.add(name+"_count", labels...)
-		return out
-	}
-	out.add(name, labels...)
-	return out
-}
-
-func contractMetric(c connectorMetric) pmetric.Metric {
-	m := pmetric.NewMetric()
-	m.SetName(c.name)
-	m.SetUnit(c.unit)
-	switch c.kind {
-	case pmetric.MetricTypeSum:
-		m.SetEmptySum().SetIsMonotonic(true)
-		m.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	case pmetric.MetricTypeHistogram:
-		m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	}
-	return m
-}
-
-// connectorSeries: every Prometheus series of the connector's contract.
-func connectorSeries() seriesLabels {
-	out := seriesLabels{}
-	for _, c := range connectorContract {
-		for name, labels := range promSeries(contractMetric(c), c.attrs) {
-			out[name] = labels
-		}
-	}
-	return out
-}
-
-// connectorSeriesNames lists the connector's Prometheus series names.
-func connectorSeriesNames(t *testing.T) []string {
-	t.Helper()
-	var out []string
-	for name := range connectorSeries() {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// prometheusSeriesNames translates the metrics of md to their Prometheus series names.
-func prometheusSeriesNames(md pmetric.Metrics) []string {
-	var out []string
-	eachMetric(md, func(m pmetric.Metric) {
-		for name := range promSeries(m, nil) {
-			out = append(out, name)
-		}
-	})
-	return out
 }
 
 // selfTelemetrySeries: the assertion exporter's own metrics as the collector's Prometheus

@@ -14,14 +14,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/otelcol-handoff/otelcol-handoff/internal/procstat"
 )
 
 const (
@@ -159,11 +156,7 @@ func readTier2(t *testing.T, path string) tier2Output {
 		t.Fatal(err)
 	}
 	var sizer ptrace.ProtoMarshaler
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			t.Fatalf("file exporter line %.200q: %v", line, err)
-		}
+	for _, td := range fileTraces(t, lines) {
 		eachSpan(td, func(scope string, s ptrace.Span) {
 			out.counts[s.SpanID()]++
 			out.spans++
@@ -221,33 +214,6 @@ func checkExactlyOnce(t *testing.T, load releaseLoad, out tier2Output) {
 	if out.maxBatchBytes > grpcDefaultMaxRecv {
 		t.Errorf("tier 2 accepted a message of %d bytes, over the 4 MiB limit it was meant to enforce", out.maxBatchBytes)
 	}
-}
-
-// vmHWM reads a process's peak resident set size, in kB.
-func vmHWM(pid int) (int64, error) {
-	b, err := procstat.PeakRSSBytes(pid)
-	return b / 1024, err
-}
-
-// watchPeakRSS polls a collector's VmHWM until it exits; the returned func gives the last
-// value read (the peak is monotonic, so the last read before exit is the closest).
-func watchPeakRSS(c *collector) func() int64 {
-	var peak atomic.Int64
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			if kb, err := vmHWM(c.cmd.Process.Pid); err == nil {
-				peak.Store(kb)
-			}
-			select {
-			case <-c.done:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 { <-stopped; return peak.Load() }
 }
 
 func tail(s string, n int) string {

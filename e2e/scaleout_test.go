@@ -9,7 +9,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -22,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.yaml.in/yaml/v3"
@@ -61,39 +59,11 @@ type tier2Params struct {
 	QuietPeriod                       time.Duration
 }
 
-// instance is one running collector of a multi-process test.
-type instance struct {
-	name       string
-	col        *collector
-	cfgPath    string
-	healthURL  string
-	metricsURL string
-	// reportPath and spansPath: the JSON-lines report and the file exporter output (tier 2)
-	reportPath, spansPath string
-}
-
-func startInstance(t *testing.T, bin, name, cfgPath string, healthPort, metricsPort int) *instance {
-	t.Helper()
-	return &instance{
-		name: name, cfgPath: cfgPath,
-		col:        startCollector(t, bin, cfgPath),
-		healthURL:  fmt.Sprintf("http://127.0.0.1:%d/", healthPort),
-		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
-	}
-}
-
 func startTier2(t *testing.T, bin, name, cfgPath string, p tier2Params) *instance {
 	t.Helper()
 	in := startInstance(t, bin, name, cfgPath, p.HealthPort, p.MetricsPort)
 	in.reportPath, in.spansPath = p.ReportPath, p.SpansPath
 	return in
-}
-
-// scaleTrace is one cloned capture with what tier 2 must make of it.
-type scaleTrace struct {
-	c        capture
-	want     map[[2]string]wantResult
-	handoffs []wantHandoff
 }
 
 func TestScaleOutTwoTier(t *testing.T) {
@@ -447,39 +417,7 @@ func dig(v any, path ...string) any {
 	return v
 }
 
-func keys(m map[string]map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // ---- building the traffic ----
-
-// makeScaleTraces clones the two captures n times in all, each with a fresh trace id and
-// fresh span ids.
-func makeScaleTraces(t *testing.T, rng *rand.Rand, adk, strands capture, n int) map[string]scaleTrace {
-	t.Helper()
-	out := map[string]scaleTrace{}
-	for i := range n {
-		var st scaleTrace
-		if i%2 == 0 {
-			st.c = cloneCapture(t, adk, rng)
-			st.want = expectedResults(st.c, "2 agent invocations, 1 handoffs, depth 1, cycles none", 2, "0 times")
-			st.handoffs = []wantHandoff{{source: "triage", target: "weather_specialist", detection: "transfer_tool"}}
-		} else {
-			st.c = cloneCapture(t, strands, rng)
-			st.want = expectedResults(st.c, "2 agent invocations, 1 handoffs, depth 1, cycles none", 2, "0 times")
-			st.handoffs = []wantHandoff{
-				{source: "triage", target: "weather_specialist", detection: "transfer_tool"},
-			}
-		}
-		out[st.c.traceID] = st
-	}
-	return out
-}
 
 func spanTotal(traces map[string]scaleTrace) int {
 	n := 0
@@ -487,69 +425,6 @@ func spanTotal(traces map[string]scaleTrace) int {
 		n += len(st.c.spanIDs)
 	}
 	return n
-}
-
-func randomTraceID(rng *rand.Rand) pcommon.TraceID {
-	var id pcommon.TraceID
-	for i := range id {
-		id[i] = byte(rng.UintN(256))
-	}
-	id[0] |= 1 // never the all-zero (invalid) id
-	return id
-}
-
-func randomSpanID(rng *rand.Rand) pcommon.SpanID {
-	var id pcommon.SpanID
-	for i := range id {
-		id[i] = byte(rng.UintN(256))
-	}
-	id[0] |= 1
-	return id
-}
-
-// cloneCapture copies c under a fresh trace id, remapping every span id consistently
-// (span, parent and same-trace links).
-func cloneCapture(t *testing.T, c capture, rng *rand.Rand) capture {
-	t.Helper()
-	td := ptrace.NewTraces()
-	c.td.CopyTo(td)
-	traceID := randomTraceID(rng)
-	ids := map[pcommon.SpanID]pcommon.SpanID{}
-	remap := func(old pcommon.SpanID) pcommon.SpanID {
-		if old.IsEmpty() {
-			return old
-		}
-		if n, ok := ids[old]; ok {
-			return n
-		}
-		n := randomSpanID(rng)
-		ids[old] = n
-		return n
-	}
-	oldTrace := c.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID()
-	eachSpan(td, func(_ string, s ptrace.Span) {
-		s.SetTraceID(traceID)
-		s.SetSpanID(remap(s.SpanID()))
-		s.SetParentSpanID(remap(s.ParentSpanID()))
-		for _, l := range s.Links().All() {
-			if l.TraceID() == oldTrace {
-				l.SetTraceID(traceID)
-				l.SetSpanID(remap(l.SpanID()))
-			}
-		}
-	})
-	byOld := map[string]string{}
-	for old, n := range ids {
-		byOld[old.String()] = n.String()
-	}
-	out := capture{file: c.file, td: td, traceID: traceID.String(), agentSpans: map[string]string{}}
-	for _, old := range c.spanIDs {
-		out.spanIDs = append(out.spanIDs, byOld[old])
-	}
-	for name, old := range c.agentSpans {
-		out.agentSpans[name] = byOld[old]
-	}
-	return out
 }
 
 // splitPieces splits td into n non-empty parts, each span in one part at random, resources
@@ -579,14 +454,6 @@ func splitPieces(td ptrace.Traces, n int, rng *rand.Rand) []ptrace.Traces {
 		pruneEmpty(out[k])
 	}
 	return out
-}
-
-// pruneEmpty drops scopes and resources left without spans.
-func pruneEmpty(td ptrace.Traces) {
-	td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
-		rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
-		return rs.ScopeSpans().Len() == 0
-	})
 }
 
 // senders are the concurrent OTLP clients of tier 1: even ones post OTLP/HTTP protobuf,
@@ -666,17 +533,6 @@ func (s *senders) send(t *testing.T, rng *rand.Rand, traces map[string]scaleTrac
 	return len(requests)
 }
 
-func grpcExport(ctx context.Context, c ptraceotlp.GRPCClient, td ptrace.Traces) error {
-	resp, err := c.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
-	if err != nil {
-		return err
-	}
-	if ps := resp.PartialSuccess(); ps.RejectedSpans() != 0 || ps.ErrorMessage() != "" {
-		return fmt.Errorf("gRPC export: partial success: %d spans rejected: %s", ps.RejectedSpans(), ps.ErrorMessage())
-	}
-	return nil
-}
-
 // countRetries counts the retry log lines of tier 1's per-backend otlp exporter for one
 // endpoint.
 func countRetries(logs, endpoint string) int {
@@ -695,28 +551,6 @@ func countRetries(logs, endpoint string) int {
 type spread struct {
 	results []result
 	backend []int // per result
-}
-
-// readReport decodes a JSON-lines report strictly; a missing file is empty.
-func readReport(path string) ([]result, error) {
-	lines, err := completeLines(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []result
-	for _, line := range lines {
-		var r result
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&r); err != nil {
-			return nil, fmt.Errorf("%s: line %.200q: %w", path, line, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 // waitJudged polls the tier-2 reports until every trace has its results somewhere.
@@ -767,50 +601,14 @@ func checkOnce(t *testing.T, got spread, traces map[string]scaleTrace) []map[str
 // pollAll is collector.eventually over several processes: it fails as soon as one exits.
 func pollAll(t *testing.T, ins []*instance, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
+	poll(t, timeout, what, func() string {
 		for _, in := range ins {
 			if in.col.exited() {
-				t.Fatalf("%s exited (%v) while waiting for %s; last state: %s", in.name, in.col.waitErr, what, state)
+				return fmt.Sprintf("%s exited (%v)", in.name, in.col.waitErr)
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, state)
-		}
-		time.Sleep(pollInterval)
-	}
-}
-
-// readSpans reads a file exporter output: the spans per trace id.
-func readSpans(path string) (map[string][]forwardedSpan, int, error) {
-	lines, err := completeLines(path)
-	if os.IsNotExist(err) {
-		return map[string][]forwardedSpan{}, 0, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	spans := map[string][]forwardedSpan{}
-	n := 0
-	for _, line := range lines {
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: line %.200q: %w", path, line, err)
-		}
-		eachSpan(td, func(scope string, s ptrace.Span) {
-			n++
-			spans[s.TraceID().String()] = append(spans[s.TraceID().String()], forwardedSpan{
-				scope: scope, name: s.Name(),
-				spanID: s.SpanID().String(), parentID: s.ParentSpanID().String(),
-				attrs: s.Attributes().AsRaw(),
-			})
-		})
-	}
-	return spans, n, nil
+		return ""
+	}, cond)
 }
 
 // waitSpread polls the tier-2 file outputs until every trace has all its spans (input

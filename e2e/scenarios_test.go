@@ -114,27 +114,13 @@ type verdictGolden struct {
 
 // scenarioResult is one line of the JSON-lines report, with the rubric fields.
 type scenarioResult struct {
-	TraceID  string          `json:"trace_id"`
-	Case     string          `json:"case"`
-	Step     string          `json:"step"`
-	Action   string          `json:"action"`
-	Outcome  string          `json:"outcome"`
-	Expected string          `json:"expected"`
-	Actual   string          `json:"actual"`
-	Message  string          `json:"message"`
-	Spans    []string        `json:"spans"`
-	Complete bool            `json:"trace_complete"`
-	From     string          `json:"from"`
-	To       string          `json:"to"`
-	Axis     string          `json:"axis"`
-	Score    *float64        `json:"score"`
-	Gated    bool            `json:"gated"`
-	Judge    json.RawMessage `json:"judge"`
-	// Cluster and Signature name a failure's cluster (internal/cluster).
-	Cluster   string `json:"cluster"`
-	Signature string `json:"signature"`
-	// Timestamp is the trace's start (RFC 3339), the first field of every line.
-	Timestamp string `json:"timestamp"`
+	result
+	From  string          `json:"from"`
+	To    string          `json:"to"`
+	Axis  string          `json:"axis"`
+	Score *float64        `json:"score"`
+	Gated bool            `json:"gated"`
+	Judge json.RawMessage `json:"judge"`
 }
 
 // scenarioSpan is a forwarded span with what the checks need.
@@ -147,23 +133,8 @@ type scenarioSpan struct {
 }
 
 func TestRealFrameworkScenarios(t *testing.T) {
-	bin := collectorBinary(t)
-	node := requireClients(t)
-
-	dir := t.TempDir()
-	params := configParams{
-		GRPCPort:    freePort(t),
-		HTTPPort:    freePort(t),
-		HealthPort:  freePort(t),
-		MetricsPort: freePort(t),
-		ReportPath:  filepath.Join(dir, "verdicts.jsonl"),
-		SpansPath:   filepath.Join(dir, "spans.jsonl"),
-	}
-	cfgPath := renderConfig(t, dir, "scenarios.yaml.tmpl", params)
-	col := startCollector(t, bin, cfgPath)
-	col.waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/", params.HealthPort))
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", params.HTTPPort)
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", params.MetricsPort)
+	node, col, params := startForClients(t, "scenarios.yaml.tmpl")
+	endpoint, metricsURL := params.otlpEndpoint(), params.metricsURL()
 
 	var sent, handoffs, traces int
 	for _, sc := range realScenarios() {
@@ -242,28 +213,7 @@ func TestRealFrameworkScenarios(t *testing.T) {
 
 	// Nothing lost, nothing held back: the processor released exactly the spans the clients
 	// had acknowledged, each trace on its root, and added the golden's HANDOFF spans.
-	m := scrape(t, metricsURL)
-	for _, c := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
-		{"otelcol_processor_handoff_spans_released", nil, float64(sent)},
-		{"otelcol_processor_handoff_handoffs_synthesized", nil, float64(handoffs)},
-		{"otelcol_processor_handoff_traces_released", map[string]string{"trigger": "root"}, float64(traces)},
-		{"otelcol_processor_handoff_traces_released", map[string]string{"trigger": "timeout"}, 0},
-		{"otelcol_processor_handoff_late_spans", nil, 0},
-		{"otelcol_exporter_assertion_traces_evaluated", map[string]string{"complete": "true"}, float64(traces)},
-		{"otelcol_exporter_assertion_traces_evaluated", map[string]string{"complete": "false"}, 0},
-	} {
-		if len(m.find(c.name, c.labels)) == 0 {
-			t.Errorf("no %s%s samples", c.name, labelString(c.labels))
-			continue
-		}
-		if got := m.sum(c.name, c.labels); got != c.want {
-			t.Errorf("%s%s = %v, want %v", c.name, labelString(c.labels), got, c.want)
-		}
-	}
+	checkNothingLost(t, scrape(t, metricsURL), sent, handoffs, traces)
 	col.stop(t)
 }
 
@@ -711,48 +661,21 @@ func scenarioPattern(text string, runs map[string]string) *regexp.Regexp {
 // waitForScenarioSpans polls the file exporter's output until every trace has its spans.
 func waitForScenarioSpans(t *testing.T, col *collector, path string, want map[string]int) map[string][]scenarioSpan {
 	t.Helper()
-	var spans map[string][]scenarioSpan
-	col.eventually(t, resultTimeout, "forwarded spans in "+path, func() (bool, string) {
-		lines, err := completeLines(path)
-		if err != nil {
-			return false, err.Error()
+	return waitForFileSpans(t, col, path, want, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, s ptrace.Span) scenarioSpan {
+		service, _ := rs.Resource().Attributes().Get("service.name")
+		fs := scenarioSpan{
+			traceID: s.TraceID().String(), spanID: s.SpanID().String(), name: s.Name(),
+			scope: ss.Scope().Name(), service: service.AsString(),
+			start: uint64(s.StartTimestamp()), attrs: s.Attributes().AsRaw(),
 		}
-		spans = map[string][]scenarioSpan{}
-		for _, line := range lines {
-			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
-			if err != nil {
-				t.Fatalf("file exporter line %.200q: %v", line, err)
-			}
-			for _, rs := range td.ResourceSpans().All() {
-				service, _ := rs.Resource().Attributes().Get("service.name")
-				for _, ss := range rs.ScopeSpans().All() {
-					for _, s := range ss.Spans().All() {
-						fs := scenarioSpan{
-							traceID: s.TraceID().String(), spanID: s.SpanID().String(), name: s.Name(),
-							scope: ss.Scope().Name(), service: service.AsString(),
-							start: uint64(s.StartTimestamp()), attrs: s.Attributes().AsRaw(),
-						}
-						if !s.ParentSpanID().IsEmpty() {
-							fs.parentID = s.ParentSpanID().String()
-						}
-						for _, l := range s.Links().All() {
-							fs.links = append(fs.links, [2]string{l.TraceID().String(), l.SpanID().String()})
-						}
-						spans[fs.traceID] = append(spans[fs.traceID], fs)
-					}
-				}
-			}
+		if !s.ParentSpanID().IsEmpty() {
+			fs.parentID = s.ParentSpanID().String()
 		}
-		counts := map[string]int{}
-		for id, n := range want {
-			counts[id] = len(spans[id])
-			if len(spans[id]) < n {
-				return false, fmt.Sprintf("spans per trace %v, want %v", counts, want)
-			}
+		for _, l := range s.Links().All() {
+			fs.links = append(fs.links, [2]string{l.TraceID().String(), l.SpanID().String()})
 		}
-		return true, ""
+		return fs
 	})
-	return spans
 }
 
 // waitForScenarioResults polls the JSON-lines report until every trace has its results.

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,43 +68,17 @@ func copyWithTraceID(src, dst ptrace.Traces, a, b byte) {
 // TestShippedConfigsLogEveryVerdict: every shipped config with an assertion exporter or
 // connector turns the collector's log sampling off.
 func TestShippedConfigsLogEveryVerdict(t *testing.T) {
-	configs, err := filepath.Glob(filepath.Join("..", "config", "*.yaml"))
-	if err != nil || len(configs) == 0 {
-		t.Fatalf("no configs: %v", err)
-	}
-	for _, path := range configs {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+	forEachAssertionConfigLogs(t, func(path string, logs *yaml.Node) {
+		var l struct {
+			Sampling struct {
+				Enabled *bool `yaml:"enabled"`
+			} `yaml:"sampling"`
 		}
-		var cfg struct {
-			Exporters  map[string]any `yaml:"exporters"`
-			Connectors map[string]any `yaml:"connectors"`
-			Service    struct {
-				Telemetry struct {
-					Logs struct {
-						Sampling struct {
-							Enabled *bool `yaml:"enabled"`
-						} `yaml:"sampling"`
-					} `yaml:"logs"`
-				} `yaml:"telemetry"`
-			} `yaml:"service"`
-		}
-		if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		if err := logs.Decode(&l); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		uses := false
-		for id := range cfg.Exporters {
-			uses = uses || id == "assertion" || strings.HasPrefix(id, "assertion/")
-		}
-		for id := range cfg.Connectors {
-			uses = uses || id == "assertion" || strings.HasPrefix(id, "assertion/")
-		}
-		if !uses {
-			continue
-		}
-		if s := cfg.Service.Telemetry.Logs.Sampling.Enabled; s == nil || *s {
+		if s := l.Sampling.Enabled; s == nil || *s {
 			t.Errorf("%s: service.telemetry.logs.sampling.enabled must be false (verdict logs are identical lines)", path)
 		}
-	}
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/configtest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 )
 
@@ -55,12 +56,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {
-			cfg := NewFactory().CreateDefaultConfig()
-			sub, err := cm.Sub(tt.id.String())
-			require.NoError(t, err)
-			require.NoError(t, sub.Unmarshal(cfg))
-			require.NoError(t, confmap.Validate(cfg))
-			require.Equal(t, tt.expected, cfg)
+			configtest.RequireLoads(t, cm, tt.id, NewFactory().CreateDefaultConfig(), tt.expected)
 		})
 	}
 }
@@ -95,14 +91,7 @@ func TestInvalidConfigs(t *testing.T) {
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {
-			cm, err := confmaptest.LoadConf(filepath.Join("testdata", file))
-			require.NoError(t, err)
-			cfg := createDefaultConfig()
-			err = cm.Unmarshal(cfg)
-			if err == nil {
-				err = confmap.Validate(cfg)
-			}
-			require.ErrorContains(t, err, want)
+			configtest.RequireInvalid(t, filepath.Join("testdata", file), createDefaultConfig(), want)
 		})
 	}
 }

@@ -57,12 +57,7 @@ func gatedConfig(t *testing.T, extra string) string {
 	if extra == "" {
 		deterministic = "            deterministicOnly: true\n"
 	}
-	path := filepath.Join(t.TempDir(), "collector.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(`
-receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
-processors:
-  handoff: {quiet_period: 2s, max_wait: 30s}
-exporters:
+	return liveConfig(t, `exporters:
   assertion:
 `+extra+`
     gates:
@@ -76,8 +71,7 @@ exporters:
           - action: EXPECT_HANDOFF_RUBRICS
             rubrics: [ScopeFidelity, RecoveryOnError]
 `+deterministic+`service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
-`), 0o644))
-	return path
+`)
 }
 
 // TestGatePasses: over three traces, one swallowed error of planner -> researcher is

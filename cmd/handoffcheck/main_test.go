@@ -31,18 +31,26 @@ const (
 // config writes a collector config whose assertion exporter holds the given cases.
 func config(t *testing.T, cases string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "collector.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(`
-receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
-processors:
-  handoff: {quiet_period: 2s, max_wait: 30s}
-exporters:
+	return liveConfig(t, `exporters:
   assertion:
     cases:
 `+cases+`
   debug: {}
 service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion, debug]}}}
-`), 0o644))
+`)
+}
+
+// liveConfig writes a collector config (in a new temporary folder): an OTLP receiver on
+// 127.0.0.1:4318 and the handoff processor (quiet_period 2s, max_wait 30s), followed by
+// rest (the components that judge and the service).
+func liveConfig(t *testing.T, rest string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "collector.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
+processors:
+  handoff: {quiet_period: 2s, max_wait: 30s}
+`+rest), 0o644))
 	return path
 }
 
@@ -113,12 +121,7 @@ func TestReplayFails(t *testing.T) {
 // TestReplayConnectorConfig: a production config whose cases sit in the assertion
 // connector is checked the same way.
 func TestReplayConnectorConfig(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "collector.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(`
-receivers: {otlp: {protocols: {http: {endpoint: 127.0.0.1:4318}}}}
-processors:
-  handoff: {quiet_period: 2s, max_wait: 30s}
-connectors:
+	path := liveConfig(t, `connectors:
   assertion:
     metrics_flush_interval: 15s
     max_agents: 10
@@ -131,7 +134,7 @@ service:
     traces/in: {receivers: [otlp], processors: [handoff], exporters: [assertion]}
     traces/out: {receivers: [assertion], exporters: [debug]}
     metrics: {receivers: [assertion], exporters: [debug]}
-`), 0o644))
+`)
 	code, out, errOut := runCmd(t, "replay", "--config", path, adk, strands)
 	require.Equal(t, exitFail, code, errOut)
 	// The same verdicts as TestReplayFails (the exporter config): the tight budget fails both.
@@ -304,21 +307,37 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 // fileCase writes a config (in dir) of one case that reads spans from the given file.
 func fileCase(t *testing.T, dir, spans string) string {
 	t.Helper()
-	cfg := filepath.Join(dir, "file-case.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(`
-receivers: {otlp: {protocols: {http: {}}}}
-processors: {handoff: {}}
-exporters:
-  assertion:
-    cases:
+	return casesConfig(t, filepath.Join(dir, "file-case.yaml"), `
       - name: recorded
         steps:
           - action: ASSERT_AGENT_TOPOLOGY
             source: FILE
-            otelSpansFile: `+spans+`
+            otelSpansFile: `+spans)
+}
+
+// casesConfig writes, at path, a config with default receiver and processor whose assertion
+// exporter holds the given cases (YAML list items under cases:).
+func casesConfig(t *testing.T, path, cases string) string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(`
+receivers: {otlp: {protocols: {http: {}}}}
+processors: {handoff: {}}
+exporters:
+  assertion:
+    cases:`+cases+`
 service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
 `), 0o644))
-	return cfg
+	return path
+}
+
+// copyADK copies the ADK capture to dir/traces/name (a FILE case's otelSpansFile
+// ./traces/name).
+func copyADK(t *testing.T, dir, name string) {
+	t.Helper()
+	spans, err := os.ReadFile(adk)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "traces"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "traces", name), spans, 0o644))
 }
 
 // TestRunWrapsACommand runs this test binary as the "agent under test": it sends a capture
@@ -398,17 +417,8 @@ func TestUsage(t *testing.T) {
 // and a config of FILE cases needs no span file on the command line.
 func TestFileSourceRelativeToConfig(t *testing.T) {
 	dir := t.TempDir()
-	spans, err := os.ReadFile(adk)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "traces"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "traces", "refund.json"), spans, 0o644))
-	cfg := filepath.Join(dir, "collector.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(`
-receivers: {otlp: {protocols: {http: {}}}}
-processors: {handoff: {}}
-exporters:
-  assertion:
-    cases:
+	copyADK(t, dir, "refund.json")
+	cfg := casesConfig(t, filepath.Join(dir, "collector.yaml"), `
       - name: recorded
         steps:
           - action: ASSERT_AGENT_TOPOLOGY
@@ -416,9 +426,7 @@ exporters:
             otelSpansFile: ./traces/refund.json
           - action: EXPECT_DELEGATION_TO
             agentName: weather_specialist
-            fromAgent: triage
-service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
-`), 0o644))
+            fromAgent: triage`)
 	code, out, errOut := runCmd(t, "replay", "--config", cfg)
 	require.Equal(t, exitPass, code, errOut)
 	require.Equal(t, "handoffcheck: 1 traces, 2 assertions\n2 passed, 0 failed, 0 errors, 0 skipped\n", out)

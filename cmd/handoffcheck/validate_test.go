@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -89,17 +88,8 @@ func TestValidate(t *testing.T) {
 // the command line; live cases without span files are named as unchecked.
 func TestValidateFileCase(t *testing.T) {
 	dir := t.TempDir()
-	spans, err := os.ReadFile(adk)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "traces"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "traces", "recorded.json"), spans, 0o644))
-	cfg := filepath.Join(dir, "collector.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(`
-receivers: {otlp: {protocols: {http: {}}}}
-processors: {handoff: {}}
-exporters:
-  assertion:
-    cases:
+	copyADK(t, dir, "recorded.json")
+	cfg := casesConfig(t, filepath.Join(dir, "collector.yaml"), `
       - name: recorded
         steps:
           - action: ASSERT_AGENT_TOPOLOGY
@@ -109,9 +99,7 @@ exporters:
             agentName: refund_specialist
       - name: live
         steps:
-          - action: ASSERT_AGENT_TOPOLOGY
-service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporters: [assertion]}}}
-`), 0o644))
+          - action: ASSERT_AGENT_TOPOLOGY`)
 	code, out, errOut := runCmd(t, "validate", "--config", cfg)
 	require.Equal(t, exitPass, code, errOut)
 	file := filepath.Join(dir, "traces", "recorded.json")

@@ -157,19 +157,11 @@ func exemplarOf(trace pcommon.TraceID, s *agentgraph.Span, v float64) exemplar {
 	return ex
 }
 
-func hist[K comparable](m map[K]*histPoint, k K) *histPoint {
-	h := m[k]
-	if h == nil {
-		h = &histPoint{}
-		m[k] = h
-	}
-	return h
-}
-
-func sum[K comparable](m map[K]*sumPoint, k K) *sumPoint {
+// pointAt returns m's point for k, adding a zero one the first time k is seen.
+func pointAt[K comparable, P any](m map[K]*P, k K) *P {
 	p := m[k]
 	if p == nil {
-		p = &sumPoint{}
+		p = new(P)
 		m[k] = p
 	}
 	return p
@@ -189,29 +181,29 @@ func (a *aggregator) add(ctx context.Context, verdicts []assertionexporter.Trace
 				folded++
 			}
 			if d, ok := seconds(inv.Span); ok {
-				hist(a.duration, name).observe(durationBounds, d, exemplarOf(g.TraceID, inv.Span, d))
+				pointAt(a.duration, name).observe(durationBounds, d, exemplarOf(g.TraceID, inv.Span, d))
 			}
 			in, out := float64(inv.Self.InputTokens), float64(inv.Self.OutputTokens)
-			hist(a.tokens, tokenKey{name, "input"}).observe(tokenBounds, in, exemplarOf(g.TraceID, inv.Span, in))
-			hist(a.tokens, tokenKey{name, "output"}).observe(tokenBounds, out, exemplarOf(g.TraceID, inv.Span, out))
+			pointAt(a.tokens, tokenKey{name, "input"}).observe(tokenBounds, in, exemplarOf(g.TraceID, inv.Span, in))
+			pointAt(a.tokens, tokenKey{name, "output"}).observe(tokenBounds, out, exemplarOf(g.TraceID, inv.Span, out))
 			tools, llms := float64(inv.Self.ToolCalls), float64(inv.Self.LLMCalls)
-			hist(a.toolCalls, name).observe(callBounds, tools, exemplarOf(g.TraceID, inv.Span, tools))
-			hist(a.llmCalls, name).observe(callBounds, llms, exemplarOf(g.TraceID, inv.Span, llms))
+			pointAt(a.toolCalls, name).observe(callBounds, tools, exemplarOf(g.TraceID, inv.Span, tools))
+			pointAt(a.llmCalls, name).observe(callBounds, llms, exemplarOf(g.TraceID, inv.Span, llms))
 		}
 		for _, e := range g.Edges {
 			client, _ := a.agentName(e.From.Name)
 			server, _ := a.agentName(e.To.Name)
 			k := edgeKey{client: client, server: server, failed: e.To.Span.Error != nil}
-			p := sum(a.edges, k)
+			p := pointAt(a.edges, k)
 			p.value++
 			p.ex = exemplarOf(g.TraceID, e.To.Span, 1)
 			if k.failed {
-				f := sum(a.failed, k)
+				f := pointAt(a.failed, k)
 				f.value++
 				f.ex = p.ex
 			}
 			if d, ok := seconds(e.To.Span); ok {
-				hist(a.server, k).observe(serviceGraphBounds, d, exemplarOf(g.TraceID, e.To.Span, d))
+				pointAt(a.server, k).observe(serviceGraphBounds, d, exemplarOf(g.TraceID, e.To.Span, d))
 			}
 		}
 	}
@@ -232,7 +224,7 @@ func (a *aggregator) addResultsLocked(results []rules.Result, g *agentgraph.Grap
 	x := indexGraph(g)
 	none := func(pcommon.SpanID) bool { return false }
 	for _, r := range results {
-		p := sum(a.results, resultKey{r.Case, r.Step, string(r.Outcome)})
+		p := pointAt(a.results, resultKey{r.Case, r.Step, string(r.Outcome)})
 		p.value++
 		id, _ := judgedSpan(g, x, r, none)
 		p.ex = exemplar{trace: g.TraceID, span: id, value: 1}
@@ -240,7 +232,7 @@ func (a *aggregator) addResultsLocked(results []rules.Result, g *agentgraph.Grap
 			p.ex.at = s.End()
 		}
 		if r.Outcome == rules.Fail {
-			f := sum(a.failures, failureKey{r.Case, r.Step, string(r.Cluster.Or())})
+			f := pointAt(a.failures, failureKey{r.Case, r.Step, string(r.Cluster.Or())})
 			f.value++
 			f.ex = p.ex
 		}
@@ -267,7 +259,7 @@ func (a *aggregator) budgetUse(r rules.Result, g *agentgraph.Graph) {
 				return
 			}
 			u := used / limit
-			hist(a.budget, budgetKey{r.Case, r.Step, step.AgentName, budget}).observe(budgetBounds, u, exemplarOf(g.TraceID, inv.Span, u))
+			pointAt(a.budget, budgetKey{r.Case, r.Step, step.AgentName, budget}).observe(budgetBounds, u, exemplarOf(g.TraceID, inv.Span, u))
 		}
 		if step.MaxTokens != nil {
 			obs(budgetTokens, float64(sub.TotalTokens), float64(*step.MaxTokens))

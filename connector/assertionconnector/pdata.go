@@ -183,17 +183,22 @@ func putExemplar(exs pmetric.ExemplarSlice, ex exemplar) {
 	e.SetDoubleValue(ex.value)
 }
 
+// newMetric appends a metric with its name, unit and description to ms.
+func newMetric(ms pmetric.MetricSlice, name, unit, desc string) pmetric.Metric {
+	m := ms.AppendEmpty()
+	m.SetName(name)
+	m.SetUnit(unit)
+	m.SetDescription(desc)
+	return m
+}
+
 func sums[K comparable](ms pmetric.MetricSlice, name, unit, desc string, points map[K]*sumPoint, ts, start pcommon.Timestamp,
 	attrs func(K, pcommon.Map), less func(a, b K) bool,
 ) {
 	if len(points) == 0 {
 		return
 	}
-	m := ms.AppendEmpty()
-	m.SetName(name)
-	m.SetUnit(unit)
-	m.SetDescription(desc)
-	s := m.SetEmptySum()
+	s := newMetric(ms, name, unit, desc).SetEmptySum()
 	s.SetIsMonotonic(true)
 	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	for _, k := range sortedKeys(points, less) {
@@ -213,11 +218,7 @@ func hists[K comparable](ms pmetric.MetricSlice, name, unit, desc string, bounds
 	if len(points) == 0 {
 		return
 	}
-	m := ms.AppendEmpty()
-	m.SetName(name)
-	m.SetUnit(unit)
-	m.SetDescription(desc)
-	h := m.SetEmptyHistogram()
+	h := newMetric(ms, name, unit, desc).SetEmptyHistogram()
 	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	for _, k := range sortedKeys(points, less) {
 		p := points[k]

@@ -7,10 +7,10 @@
 //
 //   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 node adk-refund-transfer.mjs
 
-import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk';
+import { FunctionTool, LlmAgent } from '@google/adk';
 import { z } from 'zod';
 
-import { ScriptedLlm, call } from './lib/adk.mjs';
+import { ScriptedLlm, call, runEphemeral } from './lib/adk.mjs';
 import { runScenario } from './lib/telemetry.mjs';
 
 const SERVICE_NAME = 'e2e-google-adk-refund-transfer';
@@ -48,22 +48,7 @@ await runScenario(SERVICE_NAME, async () => {
     subAgents: [refund],
   });
 
-  const runner = new InMemoryRunner({ agent: triage, appName: 'refund_app' });
-  let answer = '';
-  const authors = [];
-  for await (const event of runner.runEphemeral({
-    userId: 'e2e-user',
-    newMessage: { role: 'user', parts: [{ text: QUESTION }] },
-  })) {
-    if (event.errorMessage) {
-      throw new Error(`ADK event error ${event.errorCode}: ${event.errorMessage}`);
-    }
-    authors.push(event.author);
-    const text = (event.content?.parts ?? []).map((p) => p.text ?? '').join('');
-    if (text) {
-      answer = text;
-    }
-  }
+  const { answer, authors } = await runEphemeral(triage, 'refund_app', QUESTION);
   if (!authors.includes('refund_specialist') || answer !== ANSWER) {
     throw new Error(`unexpected run: authors ${authors.join(', ')}, answer ${JSON.stringify(answer)}`);
   }

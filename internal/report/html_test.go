@@ -19,8 +19,14 @@ func casesEvaluator(t *testing.T, name string) *rules.Evaluator {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
+	return compileCases(t, b)
+}
+
+// compileCases compiles the cases: list of a YAML config.
+func compileCases(t *testing.T, config []byte) *rules.Evaluator {
+	t.Helper()
 	var raw map[string]any
-	require.NoError(t, yaml.Unmarshal(b, &raw))
+	require.NoError(t, yaml.Unmarshal(config, &raw))
 	var cfg struct {
 		Cases []rules.CaseConfig `mapstructure:"cases"`
 	}

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/confmap"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -58,15 +56,7 @@ cases:
 `
 
 func evaluator(t *testing.T) *rules.Evaluator {
-	var raw map[string]any
-	require.NoError(t, yaml.Unmarshal([]byte(runConfig), &raw))
-	var cfg struct {
-		Cases []rules.CaseConfig `mapstructure:"cases"`
-	}
-	require.NoError(t, confmap.NewFromStringMap(raw).Unmarshal(&cfg))
-	ev, err := rules.Compile(cfg.Cases, rules.Options{})
-	require.NoError(t, err)
-	return ev
+	return compileCases(t, []byte(runConfig))
 }
 
 // traces: 0x0a passes everything it can; 0x0b sends email from the summarizer, adds 4

@@ -1,6 +1,7 @@
-// Google ADK stub model shared by the ADK scenarios: a BaseLlm that plays a fixed script.
+// Google ADK helpers shared by the ADK scenarios: a BaseLlm that plays a fixed script, and
+// one ephemeral run of an agent.
 
-import { BaseLlm } from '@google/adk';
+import { BaseLlm, InMemoryRunner } from '@google/adk';
 
 /**
  * A model that plays a fixed script: each call returns the next turn (function calls or
@@ -44,3 +45,28 @@ export class ScriptedLlm extends BaseLlm {
 }
 
 export const call = (id, name, args) => ({ functionCall: { id, name, args } });
+
+/**
+ * Runs agent once on question in an InMemoryRunner of appName (user e2e-user) and returns
+ * the last text any event carried and the author of every event, in order. An ADK error
+ * event fails the run.
+ */
+export async function runEphemeral(agent, appName, question) {
+  const runner = new InMemoryRunner({ agent, appName });
+  let answer = '';
+  const authors = [];
+  for await (const event of runner.runEphemeral({
+    userId: 'e2e-user',
+    newMessage: { role: 'user', parts: [{ text: question }] },
+  })) {
+    if (event.errorMessage) {
+      throw new Error(`ADK event error ${event.errorCode}: ${event.errorMessage}`);
+    }
+    authors.push(event.author);
+    const text = (event.content?.parts ?? []).map((p) => p.text ?? '').join('');
+    if (text) {
+      answer = text;
+    }
+  }
+  return { answer, authors };
+}

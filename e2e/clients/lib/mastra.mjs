@@ -4,27 +4,16 @@
 
 import { OtelExporter } from '@mastra/otel-exporter';
 
+import { turnPlayer } from './turns.mjs';
+
 /**
  * A LanguageModelV2 playing turns in order. A turn is { calls: [{ id, tool, input }] } (tool
  * calls in one response) or { text }, with usage: [in, out]. Fails loudly when called more
  * often than scripted or when a turn calls a tool the agent did not offer.
  */
 export function scriptedModel(modelId, turns) {
-  let calls = 0;
-  const next = (options) => {
-    const turn = turns[calls];
-    calls++;
-    if (!turn) {
-      throw new Error(`${modelId}: called ${calls} times, only ${turns.length} turns scripted`);
-    }
-    const offered = (options.tools ?? []).map((t) => t.name);
-    for (const c of turn.calls ?? []) {
-      if (!offered.includes(c.tool)) {
-        throw new Error(`${modelId}: turn ${calls} calls ${c.tool}, but the agent offered only ${offered.join(', ')}`);
-      }
-    }
-    return turn;
-  };
+  const script = turnPlayer(modelId, turns);
+  const next = (options) => script.next(options);
   const usage = (turn) => ({ inputTokens: turn.usage[0], outputTokens: turn.usage[1], totalTokens: turn.usage[0] + turn.usage[1] });
   const finishReason = (turn) => (turn.calls ? 'tool-calls' : 'stop');
   return {
@@ -41,7 +30,7 @@ export function scriptedModel(modelId, turns) {
     },
     async doStream(options) {
       const turn = next(options);
-      const parts = [{ type: 'stream-start', warnings: [] }, { type: 'response-metadata', id: `${modelId}-${calls}`, modelId, timestamp: new Date(0) }];
+      const parts = [{ type: 'stream-start', warnings: [] }, { type: 'response-metadata', id: `${modelId}-${script.calls()}`, modelId, timestamp: new Date(0) }];
       if (turn.calls) {
         for (const c of turn.calls) {
           parts.push({ type: 'tool-call', toolCallId: c.id, toolName: c.tool, input: JSON.stringify(c.input) });

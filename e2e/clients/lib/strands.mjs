@@ -6,6 +6,8 @@
 import { VercelModel } from '@strands-agents/sdk/models/vercel';
 import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
 
+import { turnPlayer } from './turns.mjs';
+
 /** How a Strands swarm node answers or hands off: its structured-output tool. */
 export const HANDOFF_TOOL = 'strands_structured_output';
 
@@ -14,20 +16,12 @@ export const HANDOFF_TOOL = 'strands_structured_output';
  * tool call per model response, with fixed token usage.
  */
 export function scriptedModel(modelId, turns) {
-  let calls = 0;
+  const script = turnPlayer(modelId, turns);
   const mock = new MockLanguageModelV3({
     provider: 'e2e-stub',
     modelId,
     doStream: async (options) => {
-      const turn = turns[calls];
-      calls++;
-      if (!turn) {
-        throw new Error(`${modelId}: called ${calls} times, only ${turns.length} turns scripted`);
-      }
-      const offered = (options.tools ?? []).map((t) => t.name);
-      if (!offered.includes(turn.tool)) {
-        throw new Error(`${modelId}: turn ${calls} calls ${turn.tool}, but the agent offered only ${offered.join(', ')}`);
-      }
+      const turn = script.next(options);
       return {
         stream: convertArrayToReadableStream([
           { type: 'stream-start', warnings: [] },

@@ -3,28 +3,20 @@
 
 import { MockLanguageModelV3 } from 'ai/test';
 
+import { turnPlayer } from './turns.mjs';
+
 /**
  * A model playing turns in order. A turn is { calls: [{ id, tool, input }] } (tool calls of
  * one response) or { text }, with usage: [in, out]. Fails loudly when called more often
  * than scripted or when a turn calls a tool that was not offered.
  */
 export function scriptedModel(modelId, turns) {
-  let calls = 0;
+  const script = turnPlayer(modelId, turns);
   return new MockLanguageModelV3({
     provider: 'e2e-stub',
     modelId,
     doGenerate: async (options) => {
-      const turn = turns[calls];
-      calls++;
-      if (!turn) {
-        throw new Error(`${modelId}: called ${calls} times, only ${turns.length} turns scripted`);
-      }
-      const offered = (options.tools ?? []).map((t) => t.name);
-      for (const c of turn.calls ?? []) {
-        if (!offered.includes(c.tool)) {
-          throw new Error(`${modelId}: turn ${calls} calls ${c.tool}, but only ${offered.join(', ')} were offered`);
-        }
-      }
+      const turn = script.next(options);
       const content = turn.calls
         ? turn.calls.map((c) => ({ type: 'tool-call', toolCallId: c.id, toolName: c.tool, input: JSON.stringify(c.input) }))
         : [{ type: 'text', text: turn.text }];
