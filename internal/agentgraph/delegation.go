@@ -222,9 +222,12 @@ func (g *Graph) commandEdges(firstAfter func(string, *Span, *Invocation) *Invoca
 }
 
 // requestingLLM is the LLM call of inv whose response issued the tool call: the tool
-// span's nearest LLM ancestor under inv's span (Google ADK), else inv's latest LLM call
-// that started at or before it.
-func requestingLLM(inv *Invocation, tool *Span, work *int) *Span {
+// span's nearest LLM ancestor under inv's span (Google ADK), else the latest of inv's LLM
+// calls that started at or before it and asked for the call's id, else inv's latest LLM
+// call that started at or before it. Start times alone can mislead: OpenInference's
+// LangChain spans start at a millisecond (Date.now()), so a tool that runs in under one can
+// start at the same instant as the next model call of its loop; the id tells them apart.
+func requestingLLM(inv *Invocation, tool *Span, calls *llmRequests, work *int) *Span {
 	for p := tool.parent; p != nil && p != inv.Span; p = p.parent {
 		*work++
 		if p.Role == RoleLLM {
@@ -239,7 +242,72 @@ func requestingLLM(inv *Invocation, tool *Span, work *int) *Span {
 	if i == 0 {
 		return nil
 	}
-	return inv.llms[i-1]
+	latest := inv.llms[i-1]
+	if tool.call == nil {
+		return latest
+	}
+	id := callID(tool.call)
+	if id == "" || findRequest(calls.of(latest), id, tool.call.Name) != nil {
+		return latest
+	}
+	// The latest requester of the id that started at or before the tool (ids are unique
+	// in practice; the list is in start order).
+	var found *Span
+	for _, llm := range calls.byID(inv, work)[id+"\x00"+tool.call.Name] {
+		if llm.Pdata.StartTimestamp() > t {
+			break
+		}
+		found = llm
+	}
+	if found != nil {
+		return found
+	}
+	return latest
+}
+
+// llmRequests caches, for one graph, the calls each LLM span's response asked for and,
+// per invocation, which of its LLM calls asked for each call id (id and tool name).
+type llmRequests struct {
+	calls map[*Span][]*requestedCall
+	ids   map[*Invocation]map[string][]*Span
+}
+
+func newLLMRequests() *llmRequests {
+	return &llmRequests{calls: map[*Span][]*requestedCall{}, ids: map[*Invocation]map[string][]*Span{}}
+}
+
+// of is requestedCalls(llm), parsed once.
+func (r *llmRequests) of(llm *Span) []*requestedCall {
+	reqs, ok := r.calls[llm]
+	if !ok {
+		reqs = requestedCalls(llm)
+		r.calls[llm] = reqs
+	}
+	return reqs
+}
+
+// byID indexes inv's LLM calls (in start order) by the call ids their responses asked
+// for, keyed by id and tool name; built once per invocation, when a call id is first
+// looked up in it.
+func (r *llmRequests) byID(inv *Invocation, work *int) map[string][]*Span {
+	idx, ok := r.ids[inv]
+	if ok {
+		return idx
+	}
+	idx = map[string][]*Span{}
+	for _, llm := range inv.llms {
+		*work++
+		for _, req := range r.of(llm) {
+			if req.id != "" {
+				k := req.id + "\x00" + req.name
+				if l := idx[k]; len(l) == 0 || l[len(l)-1] != llm {
+					idx[k] = append(l, llm)
+				}
+			}
+		}
+	}
+	r.ids[inv] = idx
+	return idx
 }
 
 // llmOutputPlaces are the output chain's places on an LLM span (its llm: entries).
@@ -258,6 +326,7 @@ func llmOutputPlaces(chains Chains) Chain {
 // handoff (Reason, plus Said).
 func (g *Graph) dispatchPayloads(chains Chains) {
 	var places Chain
+	calls := newLLMRequests()
 	for _, e := range g.Edges {
 		g.work++
 		e.Payload = e.Reason
@@ -267,7 +336,7 @@ func (g *Graph) dispatchPayloads(chains Chains) {
 		if places == nil {
 			places = llmOutputPlaces(chains)
 		}
-		llm := requestingLLM(e.From, e.Via, &g.work)
+		llm := requestingLLM(e.From, e.Via, calls, &g.work)
 		if llm == nil {
 			continue
 		}
@@ -524,10 +593,10 @@ var toolCallIDInResult = regexp.MustCompile(`"tool_call_id"\s*:\s*"([^"]+)"`)
 // recoverArgs gives tool calls whose span recorded no argument object (OpenInference's
 // LangChain tool spans record a single argument's bare value, "Paris") the arguments the
 // requesting LLM response asked for: the call of the same id, else the first unused call
-// of the same name, in the invocation's latest LLM call that started before the tool.
-// counted says the delegation calls are in ToolCalls too (each call is seen once).
+// of the same name, in the LLM call that issued it (requestingLLM: by the call's id when it
+// has one, else by start time). counted says the delegation calls are in ToolCalls too (each call is seen once).
 func (g *Graph) recoverArgs(chains Chains, counted bool) {
-	cache := map[*Span][]*requestedCall{}
+	calls := newLLMRequests()
 	for _, inv := range g.Invocations {
 		lists := [][]*ToolCall{inv.ToolCalls, inv.DelegationCalls}
 		if counted {
@@ -539,16 +608,11 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 				if t := strings.TrimSpace(tc.Args.Text); tc.Args.Found() && strings.HasPrefix(t, "{") {
 					continue // an argument object (parsed only when asked: most calls never are)
 				}
-				llm := requestingLLM(inv, tc.Span, &g.work)
+				llm := requestingLLM(inv, tc.Span, calls, &g.work)
 				if llm == nil {
 					continue
 				}
-				reqs, ok := cache[llm]
-				if !ok {
-					reqs = requestedCalls(llm)
-					cache[llm] = reqs
-				}
-				if req := matchRequest(tc, reqs); req != nil {
+				if req := matchRequest(tc, calls.of(llm)); req != nil {
 					req.used = true
 					if m := parseObject(req.args); m != nil && len(m) > 0 {
 						tc.Args = Value{Text: req.args, Source: req.source}
@@ -560,23 +624,36 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 	}
 }
 
-func matchRequest(tc *ToolCall, reqs []*requestedCall) *requestedCall {
-	id := ""
+// callID is the id of a tool call: from its span's attributes, else from the LangChain
+// ToolMessage in its result; "" when it has none.
+func callID(tc *ToolCall) string {
 	for _, key := range callIDKeys {
-		if id = attrStr(tc.Span.Pdata, key); id != "" {
-			break
+		if id := attrStr(tc.Span.Pdata, key); id != "" {
+			return id
 		}
 	}
-	if id == "" {
-		if m := toolCallIDInResult.FindStringSubmatch(tc.Result.Text); m != nil {
-			id = m[1]
+	if m := toolCallIDInResult.FindStringSubmatch(tc.Result.Text); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// findRequest is the call of the given id and tool name among reqs, or nil.
+func findRequest(reqs []*requestedCall, id, name string) *requestedCall {
+	for _, r := range reqs {
+		if r.id == id && r.name == name {
+			return r
 		}
 	}
-	if id != "" {
-		for _, r := range reqs {
-			if r.id == id && r.name == tc.Name {
-				return r
-			}
+	return nil
+}
+
+// matchRequest is the call of reqs a tool call answers: the one of its id, else the first
+// unused one of its name.
+func matchRequest(tc *ToolCall, reqs []*requestedCall) *requestedCall {
+	if id := callID(tc); id != "" {
+		if r := findRequest(reqs, id, tc.Name); r != nil {
+			return r
 		}
 	}
 	for _, r := range reqs {

@@ -1,6 +1,7 @@
 package agentgraph
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -285,6 +286,43 @@ func TestOpenInferenceToolParams(t *testing.T) {
 	// Arguments a span records as an object are left alone.
 	adk := invocationNamed(t, only(t, capture(t, "google-adk-ok")), "weather_specialist").ToolCalls
 	require.Equal(t, "gcp.vertex.agent.tool_call_args", adk[0].Args.Source)
+}
+
+// TestOpenInferenceToolParamsSameMillisecond: OpenInference's LangChain spans start at a
+// millisecond, so a tool that runs in under one can start at the same instant as the next
+// model call. testdata/langgraph-same-millisecond.json is the weather_specialist part of a
+// real run of e2e/clients/langgraph-command.mjs that turned the e2e verdict red ("Berlin"
+// and "Berlin"): the get_weather span of Paris (79aa5b03642aadc2, tool_call_id lg_w1)
+// and the second model call (771f70d50dee443d, which asks for lg_w2, Berlin) both start at
+// ...342000000; the first model call (04f0080bfccfe634) asked for lg_w1 with Paris. The
+// pairing goes by the call id, whatever order the spans arrive in.
+func TestOpenInferenceToolParamsSameMillisecond(t *testing.T) {
+	td := readTraces(t, filepath.Join("testdata", "langgraph-same-millisecond.json"))
+	start := map[string]uint64{}
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := 0; i < spans.Len(); i++ {
+		start[spans.At(i).SpanID().String()] = uint64(spans.At(i).StartTimestamp())
+	}
+	require.Equal(t, start["79aa5b03642aadc2"], start["771f70d50dee443d"], "the capture's tie")
+
+	reversed := ptrace.NewTraces()
+	td.CopyTo(reversed)
+	rs := reversed.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i, j := 0, rs.Len()-1; i < j; i, j = i+1, j-1 {
+		a := ptrace.NewSpan()
+		rs.At(i).CopyTo(a)
+		rs.At(j).CopyTo(rs.At(i))
+		a.CopyTo(rs.At(j))
+	}
+	for name, in := range map[string]ptrace.Traces{"as captured": td, "reversed": reversed} {
+		calls := invocationNamed(t, only(t, in), "weather_specialist").ToolCalls
+		require.Len(t, calls, 2, name)
+		for i, want := range []struct{ span, city string }{{"79aa5b03642aadc2", "Paris"}, {"ae1f3da9fe0c3abb", "Berlin"}} {
+			require.Equal(t, want.span, calls[i].Span.ID.String(), name)
+			require.Equal(t, map[string]any{"city": want.city}, calls[i].Params(), name)
+			require.Equal(t, "llm:output.value", calls[i].Args.Source, name)
+		}
+	}
 }
 
 // TestAllowedToolsPerDialect: the tools offered to each receiver, wherever its framework
