@@ -21,9 +21,9 @@ import (
 // assembledCases: deterministic steps, and a judged one, on the real Strands capture.
 func assembledCases() []rules.CaseConfig {
 	return []rules.CaseConfig{{Name: "weather", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{Action: rules.ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
-		{Action: rules.ActionRubrics, FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}},
+		{Kind: &rules.TopologyStep{}},
+		{Kind: &rules.DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
+		{Kind: &rules.RubricsStep{FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}}},
 	}}}
 }
 

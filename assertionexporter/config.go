@@ -179,10 +179,11 @@ func (c *Config) validateFiles() []error {
 			where = fmt.Sprintf("cases[%d] (%s)", i, cs.Name)
 		}
 		for j, st := range cs.Steps {
-			if st.Action != rules.ActionTopology || st.Source != rules.SourceFile || st.OtelSpansFile == "" {
+			topo, ok := st.Kind.(*rules.TopologyStep)
+			if !ok || topo.SpansFile() == "" {
 				continue
 			}
-			if err := checkSpansFile(st.OtelSpansFile); err != nil {
+			if err := checkSpansFile(topo.OtelSpansFile); err != nil {
 				errs = append(errs, fmt.Errorf("%s.steps[%d].otelSpansFile: %w", where, j, err))
 			}
 		}

@@ -14,7 +14,7 @@ func fileConfig(reports ReportsConfig, spans string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Reports = reports
 	cfg.Cases = []rules.CaseConfig{{Name: "recorded", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: spans},
+		{Kind: &rules.TopologyStep{Source: rules.SourceFile, OtelSpansFile: spans}},
 	}}}
 	return cfg
 }

@@ -47,12 +47,9 @@ func TestLoadConfig(t *testing.T) {
 					Name: "weather_delegation",
 					When: `root_agent == "triage" && service_name.startsWith("realclient")`,
 					Steps: []rules.StepConfig{
-						{Action: rules.ActionTopology, Source: rules.SourceLive, MaxDepth: intp(3)},
-						{Action: rules.ActionDelegation, AgentName: "weather_specialist", MinInvocations: intp(1), FromAgent: "triage"},
-						{
-							Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(8000),
-							MaxDurationMs: float64p(15000), MaxToolCalls: intp(6),
-						},
+						{Kind: &rules.TopologyStep{Source: rules.SourceLive, MaxDepth: intp(3)}},
+						{Kind: &rules.DelegationStep{AgentName: "weather_specialist", MinInvocations: intp(1), FromAgent: "triage"}},
+						{Kind: &rules.BudgetStep{AgentName: "weather_specialist", MaxTokens: int64p(8000), MaxDurationMs: float64p(15000), MaxToolCalls: intp(6)}},
 					},
 				}},
 			},
@@ -78,12 +75,9 @@ func TestLoadConfig(t *testing.T) {
 		MinSamples: 5, Window: rules.WindowConfig{Size: 200, Duration: time.Hour},
 	}
 	judged.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{
-			Action: rules.ActionRubrics, FromAgent: "planner", Rubrics: []string{"ScopeFidelity", "RecoveryOnError"},
-			IgnoredTools: []string{"log_progress"}, TransientErrors: []string{"(?i)quota"},
-		},
-		{Action: rules.ActionContext, FromAgent: "planner", ToAgent: "researcher", JudgeRubricID: "refund_payload"},
+		{Kind: &rules.TopologyStep{}},
+		{Kind: &rules.RubricsStep{FromAgent: "planner", Rubrics: []string{"ScopeFidelity", "RecoveryOnError"}, IgnoredTools: []string{"log_progress"}, TransientErrors: []string{"(?i)quota"}}},
+		{Kind: &rules.ContextStep{FromAgent: "planner", ToAgent: "researcher", JudgeRubricID: "refund_payload"}},
 	}}}
 	tests = append(tests, struct {
 		id       component.ID

@@ -309,8 +309,8 @@ func TestEvalTimeout(t *testing.T) {
 	cfg := &Config{
 		LogVerdicts: LogNone, EvalCostLimit: rules.MaxCostLimit, EvalTimeout: 5 * time.Millisecond,
 		Cases: []rules.CaseConfig{
-			{Name: "slow", When: slow, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
-			{Name: "after", Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+			{Name: "slow", When: slow, Steps: []rules.StepConfig{{Kind: &rules.TopologyStep{}}}},
+			{Name: "after", Steps: []rules.StepConfig{{Kind: &rules.TopologyStep{}}}},
 		},
 	}
 	h := newHarness(t, cfg)

@@ -20,12 +20,12 @@ func TestMisspelledAgentIsVisible(t *testing.T) {
 	h := newHarness(t, &Config{LogVerdicts: LogNone, Cases: []rules.CaseConfig{{
 		Name: "typo",
 		Steps: []rules.StepConfig{
-			{Action: rules.ActionTopology},
-			{Action: rules.ActionDelegation, Name: "delegates", AgentName: typo, FromAgent: "triage"},
-			{Action: rules.ActionDelegation, Name: "never_delegates", AgentName: typo, MinInvocations: &zero, MaxInvocations: &zero},
-			{Action: rules.ActionBudget, Name: "budget", AgentName: typo, MaxTokens: &tokens},
-			{Action: rules.ActionContext, Name: "context", FromAgent: "triage", ToAgent: typo, ForbiddenPatterns: []string{`\d{16}`}},
-			{Action: rules.ActionRubrics, Name: "rubrics", ToAgent: typo, Rubrics: []string{rules.AxisScope}, DeterministicOnly: true},
+			{Kind: &rules.TopologyStep{}},
+			{Name: "delegates", Kind: &rules.DelegationStep{AgentName: typo, FromAgent: "triage"}},
+			{Name: "never_delegates", Kind: &rules.DelegationStep{AgentName: typo, MinInvocations: &zero, MaxInvocations: &zero}},
+			{Name: "budget", Kind: &rules.BudgetStep{AgentName: typo, MaxTokens: &tokens}},
+			{Name: "context", Kind: &rules.ContextStep{FromAgent: "triage", ToAgent: typo, ForbiddenPatterns: []string{`\d{16}`}}},
+			{Name: "rubrics", Kind: &rules.RubricsStep{ToAgent: typo, Rubrics: []string{rules.AxisScope}, DeterministicOnly: true}},
 		},
 		TestFields: rules.TestFields{AgentExpectations: rules.AgentExpectations{
 			ExpectedChildAgents: rules.NewChildAgents(map[string]*rules.ChildAgentSpec{typo: {ExpectedTriggered: &one}}),

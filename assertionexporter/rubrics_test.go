@@ -22,8 +22,8 @@ import (
 
 func rubricCases() []rules.CaseConfig {
 	return []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{Action: rules.ActionRubrics, FromAgent: "triage"},
+		{Kind: &rules.TopologyStep{}},
+		{Kind: &rules.RubricsStep{FromAgent: "triage"}},
 	}}}
 }
 
@@ -43,7 +43,7 @@ func gauge(axis, pair string, v float64) metricdata.DataPoint[float64] {
 // (deterministicOnly: true), as a config without a judge must say.
 func deterministicRubricCases() []rules.CaseConfig {
 	cases := rubricCases()
-	cases[0].Steps[1].DeterministicOnly = true
+	cases[0].Steps[1].Kind.(*rules.RubricsStep).DeterministicOnly = true
 	return cases
 }
 
@@ -204,10 +204,7 @@ func TestJudgeDoesNotBlockForever(t *testing.T) {
 func TestDeterministicOnlyNeverAsksTheJudge(t *testing.T) {
 	srv := judgetest.New(t, judgetest.Always(judgetest.Fail))
 	cases := deterministicRubricCases()
-	cases[0].Steps = append(cases[0].Steps, rules.StepConfig{
-		Action: rules.ActionContext, FromAgent: "triage", ToAgent: "weather_specialist", RubricType: rules.RubricGroundedness,
-		ForbiddenPatterns: []string{`\b(?:\d[ -]?){13,16}\b`}, DeterministicOnly: true,
-	})
+	cases[0].Steps = append(cases[0].Steps, rules.StepConfig{Kind: &rules.ContextStep{FromAgent: "triage", ToAgent: "weather_specialist", RubricType: rules.RubricGroundedness, ForbiddenPatterns: []string{`\b(?:\d[ -]?){13,16}\b`}, DeterministicOnly: true}})
 	cfg := &Config{LogVerdicts: LogNone, Cases: cases, Judge: judge.DefaultConfig()}
 	cfg.Judge.Endpoint, cfg.Judge.Model = srv.URL, "fake-judge"
 	h := newHarness(t, cfg)

@@ -164,8 +164,8 @@ func loadComponents(ctx context.Context, o options) (*components, error) {
 		base := filepath.Dir(o.config)
 		for i := range ecfg.Cases {
 			for j := range ecfg.Cases[i].Steps {
-				st := &ecfg.Cases[i].Steps[j]
-				if st.Source == rules.SourceFile && st.OtelSpansFile != "" && !filepath.IsAbs(st.OtelSpansFile) {
+				st, ok := ecfg.Cases[i].Steps[j].Kind.(*rules.TopologyStep)
+				if ok && st.SpansFile() != "" && !filepath.IsAbs(st.OtelSpansFile) {
 					st.OtelSpansFile = filepath.Join(base, st.OtelSpansFile)
 				}
 			}

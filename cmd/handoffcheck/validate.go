@@ -60,18 +60,12 @@ func caseRefs(where string, c rules.CaseConfig) []nameRef {
 	var out []nameRef
 	for j, s := range c.Steps {
 		at := fmt.Sprintf("%s.steps[%d]", where, j)
-		for _, f := range []struct{ key, name string }{{"agentName", s.AgentName}, {"fromAgent", s.FromAgent}, {"toAgent", s.ToAgent}} {
-			if f.name != "" {
-				out = append(out, nameRef{at + "." + f.key, kindAgent, f.name})
+		for _, n := range s.Names() {
+			kind := kindAgent
+			if n.Tool {
+				kind = kindTool
 			}
-		}
-		for k, cycle := range s.AllowedCycles {
-			for _, a := range cycle {
-				out = append(out, nameRef{fmt.Sprintf("%s.allowedCycles[%d]", at, k), kindAgent, a})
-			}
-		}
-		for k, t := range s.IgnoredTools {
-			out = append(out, nameRef{fmt.Sprintf("%s.ignoredTools[%d]", at, k), kindTool, t})
+			out = append(out, nameRef{at + "." + n.Key, kind, n.Name})
 		}
 	}
 	return append(out, expectationRefs(where, c.AgentExpectations)...)

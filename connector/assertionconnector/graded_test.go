@@ -24,8 +24,8 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	srv := judgetest.New(t, judgetest.Always(judgetest.Pass))
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Assertions.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{Action: rules.ActionRubrics, FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}},
+		{Kind: &rules.TopologyStep{}},
+		{Kind: &rules.RubricsStep{FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}}},
 	}}}
 	cfg.Assertions.Judge.Endpoint, cfg.Assertions.Judge.Model = srv.URL, "fake-judge"
 	cfg.Assertions.Judge.Retries = 0

@@ -243,7 +243,8 @@ func (a *aggregator) addResultsLocked(results []rules.Result, g *agentgraph.Grap
 // budgetUse records used / limit of each limit of an EXPECT_AGENT_BUDGET step, per run of
 // its agent (over the run's subtree, as the step checks it).
 func (a *aggregator) budgetUse(r rules.Result, g *agentgraph.Graph) {
-	step, ok := a.cfg.Step(r.Case, r.Step)
+	cfg, _ := a.cfg.Step(r.Case, r.Step)
+	step, ok := cfg.Kind.(*rules.BudgetStep)
 	if !ok {
 		return
 	}

@@ -17,9 +17,9 @@ import (
 func benchRules(n int) []CaseConfig {
 	depth, calls := 3, 6
 	kinds := []StepConfig{
-		{Action: ActionTopology, MaxDepth: &depth},
-		{Action: ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
-		{Action: ActionBudget, AgentName: "weather_specialist", MaxToolCalls: &calls},
+		{Kind: &TopologyStep{MaxDepth: &depth}},
+		{Kind: &DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
+		{Kind: &BudgetStep{AgentName: "weather_specialist", MaxToolCalls: &calls}},
 	}
 	var cases []CaseConfig
 	for i := 0; i < n; i++ {
@@ -66,8 +66,8 @@ func BenchmarkEvaluate(b *testing.B) {
 // rubricCases grades every handoff on the four rubrics, after a topology step.
 func rubricCases() []CaseConfig {
 	return []CaseConfig{{Name: "rubrics", Steps: []StepConfig{
-		{Action: ActionTopology, AllowCycles: true},
-		{Action: ActionRubrics},
+		{Kind: &TopologyStep{AllowCycles: true}},
+		{Kind: &RubricsStep{}},
 	}}}
 }
 

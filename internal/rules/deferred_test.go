@@ -16,7 +16,7 @@ import (
 // Run then returns every result in config order, the same as EvaluateContext.
 func TestEvaluateDeferred(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology, AllowCycles: true}, {Action: ActionRubrics}}}}
+	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{AllowCycles: true}}, {Kind: &RubricsStep{}}}}}
 	ev, err := Compile(cases, Options{Judge: c})
 	require.NoError(t, err)
 	g := goodFlights(0x42).t.Graph()
@@ -38,7 +38,7 @@ func TestEvaluateDeferred(t *testing.T) {
 // deterministic ones are untouched.
 func TestGradingFail(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology, AllowCycles: true}, {Action: ActionRubrics}}}}
+	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{AllowCycles: true}}, {Kind: &RubricsStep{}}}}}
 	ev, err := Compile(cases, Options{Judge: c})
 	require.NoError(t, err)
 	e := ev.EvaluateDeferred(context.Background(), goodFlights(0x43).t.Graph(), true)

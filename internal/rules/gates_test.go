@@ -100,7 +100,7 @@ func TestGatedResults(t *testing.T) {
 		Pairs: []PairGateConfig{{From: "planner", Thresholds: map[string]float64{AxisScope: 0.9}}},
 	})
 	require.NoError(t, err)
-	got := rubricResults(t, goodFlights(0x48).t.Graph(), StepConfig{Rubrics: []string{AxisScope, AxisIntegration}}, Options{Gates: gs})
+	got := rubricResults(t, goodFlights(0x48).t.Graph(), RubricsStep{Rubrics: []string{AxisScope, AxisIntegration}}, Options{Gates: gs})
 	require.True(t, got["planner->researcher/ScopeFidelity"].Gated)
 	require.False(t, got["planner->researcher/ResultIntegration"].Gated)
 }

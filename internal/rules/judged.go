@@ -44,9 +44,10 @@ type Grading struct {
 	ev *Evaluator
 	jr *judgeRun
 	// all holds every result of the trace in config order; those at pending wait for the
-	// judge (their value is filled in through Result.pending).
+	// judge, which fills in filled (one per pending result).
 	all     []Result
 	pending []int
+	filled  []*Result
 	// before are the pending results as the deterministic parts left them, for Fail.
 	before []Result
 }
@@ -64,8 +65,8 @@ func (gr *Grading) Run(ctx context.Context) (all, graded []Result) {
 	}
 	gr.jr.run(ctx, gr.ev.judge)
 	graded = make([]Result, 0, len(gr.pending))
-	for _, i := range gr.pending {
-		gr.all[i] = *gr.all[i].pending
+	for k, i := range gr.pending {
+		gr.all[i] = *gr.filled[k]
 		graded = append(graded, gr.all[i])
 	}
 	return gr.all, graded

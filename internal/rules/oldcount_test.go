@@ -32,8 +32,8 @@ func TestRubricsDoNotDependOnTheCounting(t *testing.T) {
 			for _, inv := range old[i].Invocations {
 				counted += len(inv.DelegationCalls)
 			}
-			want := rubricResults(t, def[i], StepConfig{}, Options{})
-			got := rubricResults(t, old[i], StepConfig{}, Options{})
+			want := rubricResults(t, def[i], RubricsStep{}, Options{})
+			got := rubricResults(t, old[i], RubricsStep{}, Options{})
 			require.Equal(t, want, got, filepath.Base(file))
 			graded += len(want)
 		}
@@ -66,7 +66,7 @@ func TestScopeFidelityOwnCallsUnderTheOldCounting(t *testing.T) {
 		}
 		require.Len(t, research.ToolCalls, want, "counted=%v", counted)
 		require.Len(t, research.OwnToolCalls(), 1)
-		r := rubricResults(t, g, StepConfig{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
+		r := rubricResults(t, g, RubricsStep{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
 		require.Equal(t, Pass, r.Outcome, "counted=%v: %s", counted, r.Message)
 		require.Equal(t, "researcher made 1 tool call, all in handoff.allowed_tools; every identifier in researcher's tool arguments was supplied; "+
 			"the judge part was not graded: no judge is configured", r.Message)

@@ -54,26 +54,10 @@ const AttrRecovery = agentgraph.AttrRecovery
 
 // rubricStep is an EXPECT_HANDOFF_RUBRICS step, compiled.
 type rubricStep struct {
+	cfg       *RubricsStep
 	axes      []string
 	ignored   map[string]bool
 	transient []*regexp.Regexp
-}
-
-func compileRubricStep(s StepConfig) *rubricStep {
-	rs := &rubricStep{axes: stepAxes(s), ignored: map[string]bool{}}
-	for _, t := range s.IgnoredTools {
-		rs.ignored[t] = true
-	}
-	patterns := s.TransientErrors
-	if len(patterns) == 0 {
-		patterns = DefaultTransient
-	}
-	for _, p := range patterns {
-		if re, err := regexp.Compile(p); err == nil { // errors are reported by validation
-			rs.transient = append(rs.transient, re)
-		}
-	}
-	return rs
 }
 
 func (rs *rubricStep) isTransient(e *agentgraph.ErrorInfo) bool {

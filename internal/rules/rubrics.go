@@ -66,30 +66,6 @@ func canonicalRubricType(name string) (string, bool) {
 	return canonicalAxis(name)
 }
 
-// stepAxes is the rubrics an EXPECT_HANDOFF_RUBRICS step grades, in report order (by
-// default all four; with deterministicOnly, the three that have a deterministic part).
-func stepAxes(s StepConfig) []string {
-	if len(s.Rubrics) == 0 {
-		if s.DeterministicOnly {
-			return []string{AxisScope, AxisIntegration, AxisRecovery} // the ones with a deterministic part
-		}
-		return Axes
-	}
-	want := map[string]bool{}
-	for _, r := range s.Rubrics {
-		if a, ok := canonicalAxis(r); ok {
-			want[a] = true
-		}
-	}
-	var out []string
-	for _, a := range Axes {
-		if want[a] {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // rubricText is the text of a rubric: a named one from the config, else the built-in.
 func rubricText(named map[string]string, name string) string {
 	if t, ok := named[name]; ok {

@@ -36,7 +36,9 @@ func TestRubricWorkIsLinear(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := agentgraph.BuildAll(tc.td, agentgraph.Options{})[0]
 			cache := &traceCache{ctx: context.Background(), g: g, jr: &judgeRun{}}
-			results := ev.cases[0].evaluate(cache, true)
+			out := &evalOut{}
+			ev.cases[0].evaluate(cache, true, out)
+			results := out.results
 			require.Len(t, results, 1+4*len(g.Edges))
 			items := len(g.Spans) + len(g.Edges)
 			t.Logf("work %d for %d spans + %d edges (%.1f per item)", cache.x.work, len(g.Spans), len(g.Edges), float64(cache.x.work)/float64(items))

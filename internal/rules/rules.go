@@ -52,9 +52,6 @@ type Result struct {
 	Gated bool `json:"gated,omitempty"`
 	// Judge is the judge's verdict, when a judge graded the result.
 	Judge *JudgeVerdict `json:"judge,omitempty"`
-
-	// pending is the result a judge grading fills in after the trace's steps ran.
-	pending *Result
 }
 
 // DefaultCostLimit bounds one CEL evaluation (cel-go cost units).
@@ -80,26 +77,26 @@ type compiledCase struct {
 	ev   *Evaluator
 	cfg  CaseConfig
 	when *celexpr.Expr // nil: every trace with at least one agent
+	// steps are the seed-000 steps, compiled, in order.
+	steps []caseStep
 	// expect holds the seed-001 assertions on the root agent (defaults applied).
 	expect *compiledExpectations
-	// contextChecks are the deterministic checks of the EXPECT_HANDOFF_CONTEXT steps.
-	contextChecks map[int]*contextCheck
-	// rubricSteps are the EXPECT_HANDOFF_RUBRICS steps, by step index.
-	rubricSteps map[int]*rubricStep
+}
+
+// caseStep is one step of a case: its id and its compiled kind.
+type caseStep struct {
+	id string
+	compiledStep
 }
 
 // stepIDs lists the case's step ids in evaluation order: seed-000 steps, then seed-001
 // assertions.
 func (c *compiledCase) stepIDs() []string {
 	var ids []string
-	for i, s := range c.cfg.Steps {
-		if s.Action == ActionRubrics {
-			for _, a := range stepAxes(s) {
-				ids = append(ids, s.ID(i)+"."+a)
-			}
-			continue
+	for _, st := range c.steps {
+		for _, ref := range st.results(st.id) {
+			ids = append(ids, ref.id)
 		}
-		ids = append(ids, s.ID(i))
 	}
 	for _, ref := range c.expect.steps("") {
 		ids = append(ids, ref.id)
@@ -164,13 +161,15 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 	defaults, errs := compileExpectations(envs, "defaults", opts.Defaults.AgentExpectations, costLimit)
 	ev := &Evaluator{judge: opts.Judge, rubrics: opts.Rubrics, gates: opts.Gates, evalTimeout: opts.EvalTimeout}
 	for i, c := range cases {
-		cc := &compiledCase{ev: ev, cfg: c, rubricSteps: map[int]*rubricStep{}}
-		for j, s := range c.Steps {
-			if s.Action == ActionRubrics {
-				cc.rubricSteps[j] = compileRubricStep(s)
-			}
-		}
+		cc := &compiledCase{ev: ev, cfg: c}
 		at := fmt.Sprintf("cases[%d] (%s)", i, c.Name)
+		for j, s := range c.Steps {
+			cs, err := s.Kind.compile(compileEnv{envs: envs, costLimit: costLimit})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s.steps[%d].%w", at, j, err))
+			}
+			cc.steps = append(cc.steps, caseStep{id: s.ID(j), compiledStep: cs})
+		}
 		if strings.TrimSpace(c.When) != "" {
 			prg, err := celexpr.Compile(envs.when, c.When, costLimit, 0)
 			if err != nil {
@@ -178,9 +177,6 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 			}
 			cc.when = prg
 		}
-		checks, checkErrs := compileContextChecks(envs.context, at, c.Steps, costLimit)
-		errs = append(errs, checkErrs...)
-		cc.contextChecks = checks
 		own, ownErrs := compileExpectations(envs, at, c.AgentExpectations, costLimit)
 		errs = append(errs, ownErrs...)
 		own.inherit(defaults)
@@ -234,10 +230,10 @@ type Evaluation struct {
 func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
 	tc, cancel := e.newTraceCache(ctx, g)
 	defer cancel()
-	var out []Result
+	out := &evalOut{}
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
-			out = append(out, c.evaluate(tc, complete)...)
+			c.evaluate(tc, complete, out)
 		}
 	}
 	return e.split(tc, out)
@@ -254,20 +250,21 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 }
 
 // split separates the results decided now from those a grading decides.
-func (e *Evaluator) split(tc *traceCache, out []Result) Evaluation {
+func (e *Evaluator) split(tc *traceCache, out *evalOut) Evaluation {
 	ev := Evaluation{TimedOut: tc.ctx.Err() != nil}
-	var gr *Grading
-	for i := range out {
-		p := out[i].pending
-		if p == nil {
-			ev.Now = append(ev.Now, out[i])
+	if len(out.pending) == 0 {
+		ev.Now = out.results
+		return ev
+	}
+	gr := &Grading{ev: e, jr: tc.jr, all: out.results, pending: out.pending, filled: out.filled}
+	k := 0
+	for i, r := range out.results {
+		if k < len(out.pending) && out.pending[k] == i {
+			gr.before = append(gr.before, r)
+			k++
 			continue
 		}
-		if gr == nil {
-			gr = &Grading{ev: e, jr: tc.jr, all: out}
-		}
-		gr.pending = append(gr.pending, i)
-		gr.before = append(gr.before, *p)
+		ev.Now = append(ev.Now, r)
 	}
 	ev.Grading = gr
 	return ev
@@ -315,7 +312,9 @@ func (e *Evaluator) EvaluateFileCaseContext(ctx context.Context, name string, g 
 		if c.cfg.Name == name {
 			tc, cancel := e.newTraceCache(ctx, g)
 			defer cancel()
-			return e.wait(ctx, e.split(tc, c.evaluate(tc, true)))
+			out := &evalOut{}
+			c.evaluate(tc, true, out)
+			return e.wait(ctx, e.split(tc, out))
 		}
 	}
 	return nil
@@ -341,45 +340,52 @@ func (tc *traceCache) index() *dagIndex {
 	return tc.x
 }
 
-// evaluate runs the case on the trace if its condition selects it.
-func (c *compiledCase) evaluate(tc *traceCache, complete bool) []Result {
+// evaluate runs the case on the trace if its condition selects it, into out.
+func (c *compiledCase) evaluate(tc *traceCache, complete bool, out *evalOut) {
 	g := tc.g
 	base := Result{TraceID: g.TraceID.String(), Case: c.cfg.Name, Complete: complete}
 	if tc.ctx.Err() != nil {
-		return c.notReached(base, tc.ctx, 0, true)
+		out.add(c.notReached(base, tc.ctx, 0, true)...)
+		return
 	}
-	if c.when == nil {
-		if len(g.Invocations) == 0 {
-			return nil
+	if selected, r := c.selects(tc, base); !selected {
+		if r != nil {
+			out.add(*r)
 		}
-	} else {
-		if tc.vars == nil {
-			tc.vars = traceVars(g)
-		}
-		val, _, err := c.when.Eval(tc.ctx, tc.vars)
-		if err != nil {
-			r := base
-			r.Step, r.Action, r.Outcome = "when", "when", Error
-			r.Expected, r.Actual = c.cfg.When, "evaluation error"
-			r.Message = "case condition failed to evaluate: " + err.Error()
-			if tc.ctx.Err() != nil {
-				r.Message = context.Cause(tc.ctx).Error() + ": case condition not decided: " + err.Error()
-			}
-			return []Result{r}
-		}
-		if selected, ok := val.Value().(bool); !ok || !selected {
-			return nil
-		}
+		return
 	}
-	out := c.evaluateSteps(base, tc)
+	c.evaluateSteps(base, tc, out)
 	if !c.expect.empty() {
 		if tc.te == nil {
 			tc.te = newTraceEval(g)
 			tc.te.deadline = tc.ctx
 		}
-		out = append(out, c.evaluateTestCase(base, tc.te)...)
+		out.add(c.evaluateTestCase(base, tc.te)...)
 	}
-	return out
+}
+
+// selects evaluates the case's condition on the trace: without one, every trace with an
+// agent; r is the error result of a condition that failed to evaluate.
+func (c *compiledCase) selects(tc *traceCache, base Result) (bool, *Result) {
+	if c.when == nil {
+		return len(tc.g.Invocations) > 0, nil
+	}
+	if tc.vars == nil {
+		tc.vars = traceVars(tc.g)
+	}
+	val, _, err := c.when.Eval(tc.ctx, tc.vars)
+	if err != nil {
+		r := base
+		r.Step, r.Action, r.Outcome = "when", "when", Error
+		r.Expected, r.Actual = c.cfg.When, "evaluation error"
+		r.Message = "case condition failed to evaluate: " + err.Error()
+		if tc.ctx.Err() != nil {
+			r.Message = context.Cause(tc.ctx).Error() + ": case condition not decided: " + err.Error()
+		}
+		return false, &r
+	}
+	selected, ok := val.Value().(bool)
+	return ok && selected, nil
 }
 
 // evaluateTestCase runs the seed-001 assertions on the trace's root agent, as one logical
@@ -412,36 +418,15 @@ func (c *compiledCase) evaluateTestCase(base Result, te *traceEval) (out []Resul
 	return te.evalExpectations(base, te.rootAgent(), c.expect, "")
 }
 
-func (c *compiledCase) evaluateSteps(base Result, tc *traceCache) []Result {
-	g := tc.g
-	var out []Result
-	var topo *agentgraph.Graph
-	for i, s := range c.cfg.Steps {
+func (c *compiledCase) evaluateSteps(base Result, tc *traceCache, out *evalOut) {
+	run := &stepRun{base: base, tc: tc, ev: c.ev, out: out}
+	for i, st := range c.steps {
 		if tc.ctx.Err() != nil {
-			return append(out, c.notReached(base, tc.ctx, i, false)...)
+			out.add(c.notReached(base, tc.ctx, i, false)...)
+			return
 		}
-		if s.Action == ActionRubrics {
-			out = append(out, c.handoffRubrics(base, i, s, topo, tc)...)
-			continue
-		}
-		r := base
-		r.Step, r.Action = s.ID(i), s.Action
-		switch s.Action {
-		case ActionTopology:
-			topo = g
-			topology(&r, s, g)
-		case ActionDelegation:
-			delegation(&r, s, topo)
-		case ActionBudget:
-			budget(&r, s, topo)
-		case ActionContext:
-			if p := c.handoffContext(&r, i, s, topo, tc); p != nil {
-				r.pending = p
-			}
-		}
-		out = append(out, r)
+		st.evaluate(run, st.id)
 	}
-	return out
 }
 
 // notReached is an error result for every step of the case from step index from on (and
@@ -456,15 +441,10 @@ func (c *compiledCase) notReached(base Result, ctx context.Context, from int, wi
 		r.Message = context.Cause(ctx).Error() + ": not evaluated"
 		out = append(out, r)
 	}
-	for i := from; i < len(c.cfg.Steps); i++ {
-		s := c.cfg.Steps[i]
-		if s.Action == ActionRubrics {
-			for _, a := range stepAxes(s) {
-				mk(s.ID(i)+"."+a, ActionRubrics, rubricExpected[a])
-			}
-			continue
+	for _, st := range c.steps[from:] {
+		for _, ref := range st.results(st.id) {
+			mk(ref.id, ref.action, ref.expected)
 		}
-		mk(s.ID(i), s.Action, "")
 	}
 	if withTestCase {
 		for _, ref := range c.expect.steps("") {
@@ -472,173 +452,6 @@ func (c *compiledCase) notReached(base Result, ctx context.Context, from int, wi
 		}
 	}
 	return out
-}
-
-func topology(r *Result, s StepConfig, g *agentgraph.Graph) {
-	var want []string
-	if s.MaxDepth != nil {
-		want = append(want, fmt.Sprintf("depth <= %d", *s.MaxDepth))
-	}
-	if !s.AllowCycles {
-		w := "no delegation cycles"
-		if len(s.AllowedCycles) > 0 {
-			var allowed []string
-			for _, c := range s.AllowedCycles {
-				allowed = append(allowed, "{"+strings.Join(c, ", ")+"}")
-			}
-			w += " but " + strings.Join(allowed, " ")
-		}
-		want = append(want, w)
-	}
-	want = append(want, "at least one agent")
-	r.Expected = strings.Join(want, ", ")
-	cycles := "none"
-	if len(g.Cycles) > 0 {
-		var cs []string
-		for _, c := range g.Cycles {
-			cs = append(cs, "{"+strings.Join(c, ", ")+"}")
-		}
-		cycles = strings.Join(cs, " ")
-	}
-	r.Actual = fmt.Sprintf("%d agent invocations, %d handoffs, depth %d, cycles %s",
-		len(g.Invocations), len(g.Edges), g.Depth, cycles)
-	for _, inv := range g.Invocations {
-		r.Spans = append(r.Spans, inv.Span.ID.String())
-	}
-	var problems []string
-	if len(g.Invocations) == 0 {
-		problems = append(problems, fmt.Sprintf("no agent span recognized among %d spans", len(g.Spans)))
-	}
-	if s.MaxDepth != nil && g.Depth > *s.MaxDepth {
-		problems = append(problems, fmt.Sprintf("delegation depth %d exceeds maxDepth %d (%s)", g.Depth, *s.MaxDepth, longestChain(g)))
-	}
-	if !s.AllowCycles {
-		var forbidden []string
-		for _, c := range g.Cycles {
-			if !allowedCycle(c, s.AllowedCycles) {
-				forbidden = append(forbidden, "{"+strings.Join(c, ", ")+"}")
-			}
-		}
-		if len(forbidden) > 0 {
-			problems = append(problems, "delegation cycle among agents "+strings.Join(forbidden, " "))
-		}
-	}
-	verdict(r, problems, "topology ok: "+r.Actual)
-}
-
-func delegation(r *Result, s StepConfig, g *agentgraph.Graph) {
-	minN := s.minInvocations()
-	maxN := math.MaxInt
-	bounds := fmt.Sprintf("at least %d", minN)
-	if s.MaxInvocations != nil {
-		maxN = *s.MaxInvocations
-		bounds = fmt.Sprintf("between %d and %d", minN, maxN)
-	}
-	from := "any agent"
-	if s.FromAgent != "" {
-		from = s.FromAgent
-	}
-	r.Expected = fmt.Sprintf("%s delegates to %s %s times", from, s.AgentName, bounds)
-	count := 0
-	others := map[string]int{}
-	for _, e := range g.Edges {
-		if e.To.Name != s.AgentName {
-			continue
-		}
-		if s.FromAgent == "" || e.From.Name == s.FromAgent {
-			count++
-			r.Spans = append(r.Spans, e.To.Span.ID.String())
-		} else {
-			others[e.From.Name]++
-		}
-	}
-	r.Actual = fmt.Sprintf("%d times", count)
-	if len(others) > 0 {
-		r.Actual += fmt.Sprintf(" (other senders to %s: %s)", s.AgentName, formatCounts(others))
-	}
-	var problems []string
-	if count < minN || count > maxN {
-		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
-	}
-	verdict(r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
-	r.Message = withNotRun(g, r.Message, s.AgentName, s.FromAgent)
-}
-
-func budget(r *Result, s StepConfig, g *agentgraph.Graph) {
-	var want []string
-	if s.MaxTokens != nil {
-		want = append(want, fmt.Sprintf("tokens <= %d", *s.MaxTokens))
-	}
-	if s.MaxDurationMs != nil {
-		want = append(want, fmt.Sprintf("duration <= %gms", *s.MaxDurationMs))
-	}
-	if s.MaxToolCalls != nil {
-		want = append(want, fmt.Sprintf("tool calls <= %d", *s.MaxToolCalls))
-	}
-	r.Expected = s.AgentName + " subtree: " + strings.Join(want, ", ")
-	var problems, unknown, actual []string
-	runs := 0
-	for _, inv := range g.Invocations {
-		if inv.Name != s.AgentName {
-			continue
-		}
-		runs++
-		sub := inv.Subtree
-		at := fmt.Sprintf("%s (span %s)", inv.Name, inv.Span.ID)
-		duration := fmt.Sprintf("%gms", round(sub.DurationMs))
-		if sub.DurationUnknown > 0 {
-			duration = "unknown (" + unknownDuration(sub) + ")"
-		}
-		if len(actual) < maxListed {
-			actual = append(actual, fmt.Sprintf("tokens %d, duration %s, tool calls %d", sub.TotalTokens, duration, sub.ToolCalls))
-			r.Spans = append(r.Spans, inv.Span.ID.String())
-		}
-		if s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens {
-			problems = append(problems, fmt.Sprintf("%s used %d tokens, over maxTokens %d", at, sub.TotalTokens, *s.MaxTokens))
-		}
-		if s.MaxDurationMs != nil {
-			// With spans of unknown duration, DurationMs covers the others: a lower bound.
-			// Over the limit it is a failure all the same; under it, the budget cannot be
-			// decided.
-			switch {
-			case sub.DurationMs > *s.MaxDurationMs && sub.DurationUnknown > 0:
-				problems = append(problems, fmt.Sprintf("%s took at least %gms, over maxDurationMs %g (%s)", at, round(sub.DurationMs), *s.MaxDurationMs, unknownDuration(sub)))
-			case sub.DurationMs > *s.MaxDurationMs:
-				problems = append(problems, fmt.Sprintf("%s took %gms, over maxDurationMs %g", at, round(sub.DurationMs), *s.MaxDurationMs))
-			case sub.DurationUnknown > 0:
-				unknown = append(unknown, fmt.Sprintf("%s: the duration is unknown because %s, so maxDurationMs %g cannot be checked", at, unknownDuration(sub), *s.MaxDurationMs))
-			}
-		}
-		if s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls {
-			problems = append(problems, fmt.Sprintf("%s made %d tool calls, over maxToolCalls %d", at, sub.ToolCalls, *s.MaxToolCalls))
-		}
-	}
-	if runs == 0 {
-		r.Outcome, r.Actual = Skipped, "agent did not run"
-		r.Message = notRun(g, s.AgentName) + "; nothing to budget"
-		return
-	}
-	r.Actual = listed(actual, runs, "; ", "runs")
-	if len(problems) == 0 && len(unknown) > 0 {
-		// Never a pass on a duration nobody knows; an error, like a grading that erred:
-		// the trace's timestamps are broken, not the agent's budget.
-		r.Outcome, r.Message = Error, listed(unknown, len(unknown), "; ", "runs")
-		return
-	}
-	verdict(r, capList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
-}
-
-// unknownDuration says why a rollup's duration is unknown, naming the first span.
-func unknownDuration(sub agentgraph.Rollup) string {
-	sp := sub.DurationUnknownSpan
-	why := fmt.Sprintf("span %s ends before it starts", sp.ID)
-	if sp.End() == 0 {
-		why = fmt.Sprintf("span %s has no end time", sp.ID)
-	}
-	if sub.DurationUnknown > 1 {
-		why += fmt.Sprintf(" (and %d more spans of unknown duration)", sub.DurationUnknown-1)
-	}
-	return why
 }
 
 // maxListed caps the items a verdict's message, expected or actual lists: a trace of any
@@ -666,16 +479,6 @@ func capList(problems []string) []string {
 	return append(problems[:maxListed:maxListed], fmt.Sprintf("… and %d more", len(problems)-maxListed))
 }
 
-func rubricName(s StepConfig) string {
-	switch {
-	case s.RubricType != "":
-		return s.RubricType
-	case s.JudgeRubricID != "":
-		return s.JudgeRubricID
-	}
-	return "inline"
-}
-
 func verdict(r *Result, problems []string, ok string) {
 	if len(problems) > 0 {
 		r.Outcome, r.Message = Fail, strings.Join(problems, "; ")
@@ -683,77 +486,6 @@ func verdict(r *Result, problems []string, ok string) {
 	}
 	r.Outcome, r.Message = Pass, ok
 }
-
-// allowedCycle reports whether a cycle (its sorted agent names) is one of the allowed ones,
-// compared as sets.
-func allowedCycle(cycle []string, allowed [][]string) bool {
-	for _, a := range allowed {
-		set := append([]string(nil), a...)
-		sort.Strings(set)
-		if strings.Join(set, "\x00") == strings.Join(cycle, "\x00") {
-			return true
-		}
-	}
-	return false
-}
-
-// longestChain names the agents along the deepest delegation chain: the first and last
-// few when it is long. Every invocation has at most one incoming edge, so the chains from
-// the roots form trees: heights bottom-up, then one walk down the tallest branch.
-func longestChain(g *agentgraph.Graph) string {
-	height := make(map[*agentgraph.Invocation]int, len(g.Invocations))
-	next := make(map[*agentgraph.Invocation]*agentgraph.Invocation, len(g.Invocations))
-	// Preorder from the roots (iterative: chains can be deep), then heights in reverse.
-	var order, stack []*agentgraph.Invocation
-	seen := make(map[*agentgraph.Invocation]bool, len(g.Invocations))
-	for _, inv := range g.Invocations {
-		if inv.In != nil {
-			continue
-		}
-		stack = append(stack[:0], inv)
-		seen[inv] = true
-		for len(stack) > 0 {
-			cur := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			order = append(order, cur)
-			for i := len(cur.Out) - 1; i >= 0; i-- {
-				if to := cur.Out[i].To; !seen[to] {
-					seen[to] = true
-					stack = append(stack, to)
-				}
-			}
-		}
-	}
-	for i := len(order) - 1; i >= 0; i-- {
-		cur := order[i]
-		for _, e := range cur.Out {
-			// The first child of greatest height, as a walk in edge order finds it.
-			if h := height[e.To] + 1; next[cur] == nil || h > height[cur] {
-				height[cur], next[cur] = h, e.To
-			}
-		}
-	}
-	var best *agentgraph.Invocation
-	for _, inv := range g.Invocations {
-		if inv.In == nil && (best == nil || height[inv] > height[best]) {
-			best = inv
-		}
-	}
-	var names []string
-	n := 0
-	for cur := best; cur != nil; cur = next[cur] {
-		if n < chainHead || n > height[best]-chainTail {
-			names = append(names, cur.Name)
-		} else if n == chainHead {
-			names = append(names, fmt.Sprintf("… %d more …", height[best]+1-chainHead-chainTail))
-		}
-		n++
-	}
-	return strings.Join(names, " -> ")
-}
-
-// chainHead and chainTail are how many agents of a long chain a message names at each end.
-const chainHead, chainTail = 5, 3
 
 func formatCounts(m map[string]int) string {
 	keys := make([]string, 0, len(m))

@@ -43,12 +43,12 @@ func TestAllowedCycles(t *testing.T) {
 		outcome Outcome
 		message string
 	}{
-		{"cycles fail by default", StepConfig{Action: ActionTopology}, Fail, "delegation cycle among agents {critic, planner}"},
-		{"an allowed loop passes, in any order", StepConfig{Action: ActionTopology, AllowedCycles: [][]string{{"planner", "critic"}}},
+		{"cycles fail by default", StepConfig{Kind: &TopologyStep{}}, Fail, "delegation cycle among agents {critic, planner}"},
+		{"an allowed loop passes, in any order", StepConfig{Kind: &TopologyStep{AllowedCycles: [][]string{{"planner", "critic"}}}},
 			Pass, "topology ok: 3 agent invocations, 2 handoffs, depth 2, cycles {critic, planner}"},
-		{"another loop allowed is not this one", StepConfig{Action: ActionTopology, AllowedCycles: [][]string{{"critic", "coder"}}},
+		{"another loop allowed is not this one", StepConfig{Kind: &TopologyStep{AllowedCycles: [][]string{{"critic", "coder"}}}},
 			Fail, "delegation cycle among agents {critic, planner}"},
-		{"allowCycles allows all", StepConfig{Action: ActionTopology, AllowCycles: true}, Pass, ""},
+		{"allowCycles allows all", StepConfig{Kind: &TopologyStep{AllowCycles: true}}, Pass, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{tt.step}}}, Options{})
@@ -64,18 +64,18 @@ func TestAllowedCycles(t *testing.T) {
 }
 
 func TestHandoffContextConfigErrors(t *testing.T) {
-	topo := StepConfig{Action: ActionTopology}
+	topo := StepConfig{Kind: &TopologyStep{}}
 	for _, tt := range []struct {
 		step StepConfig
 		want string
 	}{
-		{StepConfig{Action: ActionContext, FromAgent: "a", ToAgent: "b"},
+		{StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b"}},
 			"cases[0] (c).steps[1].inlineRubric: set a rubric (inlineRubric or judgeRubricId) or a deterministic check"},
-		{StepConfig{Action: ActionContext, FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"("}},
+		{StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"("}}},
 			"cases[0] (c).steps[1].requiredPatterns[0]: error parsing regexp: missing closing ): `(`"},
-		{StepConfig{Action: ActionContext, FromAgent: "a", ToAgent: "b", ContextExpression: "payload.x +"},
+		{StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "payload.x +"}},
 			"cases[0] (c).steps[1].contextExpression: ERROR: <input>:1:12: Syntax error"},
-		{StepConfig{Action: ActionContext, FromAgent: "a", ToAgent: "b", ContextExpression: "scope_prompt"},
+		{StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "scope_prompt"}},
 			"cases[0] (c).steps[1].contextExpression: must be a boolean expression, got string"},
 	} {
 		_, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{topo, tt.step}}}, Options{})

@@ -1,0 +1,146 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+)
+
+// BudgetStep is EXPECT_AGENT_BUDGET: every run of AgentName stays, over its whole subtree,
+// within the limits set (at least one of them).
+type BudgetStep struct {
+	AgentName     string   `seed:"agentName"`
+	MaxTokens     *int64   `seed:"maxTokens"`
+	MaxDurationMs *float64 `seed:"maxDurationMs"`
+	MaxToolCalls  *int     `seed:"maxToolCalls"`
+}
+
+// Action is EXPECT_AGENT_BUDGET.
+func (*BudgetStep) Action() string { return ActionBudget }
+
+func (*BudgetStep) readsDAG() {}
+
+// Validate checks the agent and the limits.
+func (s *BudgetStep) Validate() error {
+	var errs fieldErrors
+	if s.AgentName == "" {
+		errs.add("agentName", "must name the agent whose subtree is budgeted")
+	}
+	if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil {
+		errs.add("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls")
+	}
+	if s.MaxTokens != nil && *s.MaxTokens < 0 {
+		errs.add("maxTokens", "must not be negative, got %d", *s.MaxTokens)
+	}
+	if s.MaxDurationMs != nil && *s.MaxDurationMs < 0 {
+		errs.add("maxDurationMs", "must not be negative, got %g", *s.MaxDurationMs)
+	}
+	errs.nonNegative("maxToolCalls", s.MaxToolCalls)
+	return errs.err()
+}
+
+func (s *BudgetStep) compile(compileEnv) (compiledStep, error) { return s, nil }
+
+func (s *BudgetStep) results(id string) []stepRef { return []stepRef{{id: id, action: ActionBudget}} }
+
+func (s *BudgetStep) expected() string {
+	var want []string
+	if s.MaxTokens != nil {
+		want = append(want, fmt.Sprintf("tokens <= %d", *s.MaxTokens))
+	}
+	if s.MaxDurationMs != nil {
+		want = append(want, fmt.Sprintf("duration <= %gms", *s.MaxDurationMs))
+	}
+	if s.MaxToolCalls != nil {
+		want = append(want, fmt.Sprintf("tool calls <= %d", *s.MaxToolCalls))
+	}
+	return s.AgentName + " subtree: " + strings.Join(want, ", ")
+}
+
+func (s *BudgetStep) evaluate(run *stepRun, id string) {
+	r := run.result(id, ActionBudget)
+	g := run.dag
+	r.Expected = s.expected()
+	var problems, unknown, actual []string
+	runs := 0
+	for _, inv := range g.Invocations {
+		if inv.Name != s.AgentName {
+			continue
+		}
+		runs++
+		sub := inv.Subtree
+		if len(actual) < maxListed {
+			actual = append(actual, usage(sub))
+			r.Spans = append(r.Spans, inv.Span.ID.String())
+		}
+		over, undecided := s.overruns(inv)
+		problems = append(problems, over...)
+		unknown = append(unknown, undecided...)
+	}
+	defer func() { run.out.add(r) }()
+	if runs == 0 {
+		r.Outcome, r.Actual = Skipped, "agent did not run"
+		r.Message = notRun(g, s.AgentName) + "; nothing to budget"
+		return
+	}
+	r.Actual = listed(actual, runs, "; ", "runs")
+	if len(problems) == 0 && len(unknown) > 0 {
+		// Never a pass on a duration nobody knows; an error, like a grading that erred:
+		// the trace's timestamps are broken, not the agent's budget.
+		r.Outcome, r.Message = Error, listed(unknown, len(unknown), "; ", "runs")
+		return
+	}
+	verdict(&r, capList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+}
+
+// usage renders what a run's subtree used.
+func usage(sub agentgraph.Rollup) string {
+	duration := fmt.Sprintf("%gms", round(sub.DurationMs))
+	if sub.DurationUnknown > 0 {
+		duration = "unknown (" + unknownDuration(sub) + ")"
+	}
+	return fmt.Sprintf("tokens %d, duration %s, tool calls %d", sub.TotalTokens, duration, sub.ToolCalls)
+}
+
+// overruns lists the limits one run's subtree exceeds, and those it cannot be checked
+// against (a duration of unknown spans under the limit).
+func (s *BudgetStep) overruns(inv *agentgraph.Invocation) (over, undecided []string) {
+	sub := inv.Subtree
+	at := fmt.Sprintf("%s (span %s)", inv.Name, inv.Span.ID)
+	if s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens {
+		over = append(over, fmt.Sprintf("%s used %d tokens, over maxTokens %d", at, sub.TotalTokens, *s.MaxTokens))
+	}
+	if s.MaxDurationMs != nil {
+		// With spans of unknown duration, DurationMs covers the others: a lower bound.
+		// Over the limit it is a failure all the same; under it, the budget cannot be
+		// decided.
+		switch {
+		case sub.DurationMs > *s.MaxDurationMs && sub.DurationUnknown > 0:
+			over = append(over, fmt.Sprintf("%s took at least %gms, over maxDurationMs %g (%s)", at, round(sub.DurationMs), *s.MaxDurationMs, unknownDuration(sub)))
+		case sub.DurationMs > *s.MaxDurationMs:
+			over = append(over, fmt.Sprintf("%s took %gms, over maxDurationMs %g", at, round(sub.DurationMs), *s.MaxDurationMs))
+		case sub.DurationUnknown > 0:
+			undecided = append(undecided, fmt.Sprintf("%s: the duration is unknown because %s, so maxDurationMs %g cannot be checked", at, unknownDuration(sub), *s.MaxDurationMs))
+		}
+	}
+	if s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls {
+		over = append(over, fmt.Sprintf("%s made %d tool calls, over maxToolCalls %d", at, sub.ToolCalls, *s.MaxToolCalls))
+	}
+	return over, undecided
+}
+
+// unknownDuration says why a rollup's duration is unknown, naming the first span.
+func unknownDuration(sub agentgraph.Rollup) string {
+	sp := sub.DurationUnknownSpan
+	why := fmt.Sprintf("span %s ends before it starts", sp.ID)
+	if sp.End() == 0 {
+		why = fmt.Sprintf("span %s has no end time", sp.ID)
+	}
+	if sub.DurationUnknown > 1 {
+		why += fmt.Sprintf(" (and %d more spans of unknown duration)", sub.DurationUnknown-1)
+	}
+	return why
+}
+
+func (s *BudgetStep) names() []StepName { return agentNames("agentName", s.AgentName) }

@@ -1,0 +1,416 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+)
+
+// RubricsStep is EXPECT_HANDOFF_RUBRICS: every handoff the step selects (FromAgent and
+// ToAgent are optional filters) is graded on each of its rubrics (default: all four of
+// seed 004); one result per handoff per rubric, step id STEP.Axis. How a rubric's score is
+// decided (assertionexporter/README.md, "Handoff rubrics"):
+//   - a deterministic part that fails scores the handoff 0 (fail); the judge is not asked;
+//   - otherwise, with a judge, the judge's score and pass decide (its error: outcome error,
+//     no score; its budget spent: skipped);
+//   - otherwise, without a judge, deterministic parts that passed score 1 (pass), and a
+//     rubric none of whose parts could run is skipped with the reason.
+type RubricsStep struct {
+	FromAgent string `seed:"fromAgent"`
+	ToAgent   string `seed:"toAgent"`
+	// Rubrics to grade (default: all four; with DeterministicOnly, the three with a
+	// deterministic part).
+	Rubrics []string `seed:"rubrics"`
+	// IgnoredTools are never counted as out of scope (framework plumbing beyond the
+	// built-in list).
+	IgnoredTools []string `seed:"ignoredTools"`
+	// TransientErrors are the errors taken as transient (regular expressions over the
+	// error's type and message; default: DefaultTransient).
+	TransientErrors []string `seed:"transientErrors"`
+	// DeterministicOnly runs only the rubrics' deterministic parts: the judge is never
+	// asked, configured or not.
+	DeterministicOnly bool `seed:"deterministicOnly"`
+}
+
+// Action is EXPECT_HANDOFF_RUBRICS.
+func (*RubricsStep) Action() string { return ActionRubrics }
+
+func (*RubricsStep) readsDAG() {}
+
+// Validate checks the rubrics and the transient-error patterns.
+func (s *RubricsStep) Validate() error {
+	var errs fieldErrors
+	seen := map[string]bool{}
+	for i, name := range s.Rubrics {
+		axis, ok := canonicalAxis(name)
+		switch {
+		case !ok:
+			errs.add(fmt.Sprintf("rubrics[%d]", i), "unknown rubric %q (want one of %s)", name, strings.Join(Axes, ", "))
+		case seen[axis]:
+			errs.add(fmt.Sprintf("rubrics[%d]", i), "rubric %s is listed twice", axis)
+		}
+		seen[axis] = true
+	}
+	validPatterns(&errs, "transientErrors", s.TransientErrors)
+	if s.DeterministicOnly {
+		for i, name := range s.Rubrics {
+			if axis, ok := canonicalAxis(name); ok && !hasDeterministicPart(axis) {
+				errs.add(fmt.Sprintf("rubrics[%d]", i), "%s is graded by the judge alone: remove it, or drop deterministicOnly and configure judge", axis)
+			}
+		}
+	}
+	return errs.err()
+}
+
+// foreignKey words the refusal of another kind's key: the keys of this step are a
+// subset of EXPECT_HANDOFF_CONTEXT's, easily confused.
+func (*RubricsStep) foreignKey(string) string {
+	return "does not apply to " + ActionRubrics + " (its keys: fromAgent, toAgent, rubrics, ignoredTools, transientErrors)"
+}
+
+// axes is the rubrics the step grades, in report order (by default all four; with
+// deterministicOnly, the three that have a deterministic part).
+func (s *RubricsStep) axes() []string {
+	if len(s.Rubrics) == 0 {
+		if s.DeterministicOnly {
+			return deterministicAxes()
+		}
+		return Axes
+	}
+	want := map[string]bool{}
+	for _, r := range s.Rubrics {
+		if a, ok := canonicalAxis(r); ok {
+			want[a] = true
+		}
+	}
+	var out []string
+	for _, a := range Axes {
+		if want[a] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// deterministicAxes are the rubrics with a deterministic part, in report order.
+func deterministicAxes() []string {
+	var out []string
+	for _, a := range Axes {
+		if hasDeterministicPart(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// hasDeterministicPart reports whether a handoff rubric has a part decided without the
+// judge (DispatchCorrectness has none).
+func hasDeterministicPart(axis string) bool { return axis != AxisDispatch }
+
+// judgeProblem: see ContextStep.judgeProblem.
+func (s *RubricsStep) judgeProblem(id string) (field, problem string, ok bool) {
+	if s.DeterministicOnly {
+		return "", "", false
+	}
+	field = "action"
+	if len(s.Rubrics) > 0 {
+		field = "rubrics"
+	}
+	axes := s.axes()
+	var det []string
+	for _, a := range axes {
+		if hasDeterministicPart(a) {
+			det = append(det, a)
+		}
+	}
+	fix := judgeFix
+	switch {
+	case len(det) == 0:
+		fix = "configure judge (judge.endpoint and judge.model): " + strings.Join(axes, ", ") + " has no deterministic part"
+	case len(s.Rubrics) == 0:
+		fix += fmt.Sprintf(" (its default rubrics are then %s: %s is graded by the judge alone)",
+			strings.Join(deterministicAxes(), ", "), AxisDispatch)
+	case len(det) < len(axes):
+		fix += fmt.Sprintf(" and rubrics: [%s] (%s is graded by the judge alone)", strings.Join(det, ", "), AxisDispatch)
+	}
+	return field, fmt.Sprintf("%s grades %s with the judge, but no judge is configured: %s", id, strings.Join(axes, ", "), fix), true
+}
+
+func (s *RubricsStep) compile(compileEnv) (compiledStep, error) {
+	rs := &rubricStep{cfg: s, axes: s.axes(), ignored: map[string]bool{}}
+	for _, t := range s.IgnoredTools {
+		rs.ignored[t] = true
+	}
+	patterns := s.TransientErrors
+	if len(patterns) == 0 {
+		patterns = DefaultTransient
+	}
+	for _, p := range patterns {
+		if re, err := regexp.Compile(p); err == nil { // errors are reported by validation
+			rs.transient = append(rs.transient, re)
+		}
+	}
+	return rs, nil
+}
+
+// rubricExpected says what each rubric asserts.
+var rubricExpected = map[string]string{
+	AxisDispatch: "the sender dispatched at the right moment, to the right receiver, with a tight scope and no more tools than needed (judge)",
+	AxisScope: "the receiver stays inside the dispatched scope: only tools in handoff.allowed_tools, no context the sender never supplied, " +
+		"no work outside the scope (judge)",
+	AxisIntegration: "the sender's next step reads the receiver's return value and does not redo the receiver's work (and, judge: lets it change the plan)",
+	AxisRecovery:    "an error on the round trip is retried (with a changed scope unless transient), falls back or is surfaced, never swallowed (and, judge: handled well)",
+}
+
+func (rs *rubricStep) results(id string) []stepRef {
+	out := make([]stepRef, 0, len(rs.axes))
+	for _, a := range rs.axes {
+		out = append(out, stepRef{id: id + "." + a, action: ActionRubrics, expected: rubricExpected[a]})
+	}
+	return out
+}
+
+func (rs *rubricStep) evaluate(run *stepRun, id string) {
+	start := len(run.out.results)
+	defer func() {
+		// A bug (or bad input a check did not expect) becomes an error result per rubric:
+		// it never takes the collector down.
+		if p := recover(); p != nil {
+			run.out.truncate(start)
+			for _, axis := range rs.axes {
+				r := run.result(id+"."+axis, ActionRubrics)
+				r.Axis, r.Outcome = axis, Error
+				r.Expected, r.Actual = rubricExpected[axis], "evaluation error"
+				r.Message = fmt.Sprintf("internal error while grading the handoff rubrics: %v", p)
+				run.out.add(r)
+			}
+		}
+	}()
+	s, g := rs.cfg, run.dag
+	var edges []*agentgraph.Edge
+	for _, e := range g.Edges {
+		if (s.FromAgent == "" || e.From.Name == s.FromAgent) && (s.ToAgent == "" || e.To.Name == s.ToAgent) {
+			edges = append(edges, e)
+		}
+	}
+	if len(edges) == 0 {
+		what := "no handoff"
+		if s.FromAgent != "" || s.ToAgent != "" {
+			what = fmt.Sprintf("no handoff %s -> %s", orAny(s.FromAgent), orAny(s.ToAgent))
+		}
+		for _, axis := range rs.axes {
+			r := run.result(id+"."+axis, ActionRubrics)
+			r.Axis, r.Outcome = axis, Skipped
+			r.Expected, r.Actual = rubricExpected[axis], "no handoff"
+			r.Message = withNotRun(g, what+" in this trace: nothing to grade", s.FromAgent, s.ToAgent)
+			run.out.add(r)
+		}
+		return
+	}
+	x := run.tc.index()
+	for _, e := range edges {
+		for _, axis := range rs.axes {
+			r := run.result(id+"."+axis, ActionRubrics)
+			r.Axis, r.From, r.To = axis, e.From.Name, e.To.Name
+			r.Expected = fmt.Sprintf("%s -> %s: %s", e.From.Name, e.To.Name, rubricExpected[axis])
+			r.Spans = []string{e.To.Span.ID.String()}
+			if e.Via != nil {
+				r.Spans = append(r.Spans, e.Via.ID.String())
+			}
+			if run.ev.gates != nil {
+				_, r.Gated = run.ev.gates.Threshold(e.From.Name, e.To.Name, axis)
+			}
+			run.out.addGraded(r, rs.grade(run, &r, axis, e, x))
+		}
+	}
+}
+
+func orAny(name string) string {
+	if name == "" {
+		return "any agent"
+	}
+	return name
+}
+
+// judgeOff says why the judge does not grade the step ("" when it does).
+func (rs *rubricStep) judgeOff(ev *Evaluator) string {
+	switch {
+	case rs.cfg.DeterministicOnly:
+		return "the step is deterministicOnly"
+	case ev.judge == nil:
+		return "no judge is configured"
+	}
+	return ""
+}
+
+// axisCheck is what a rubric's checks found on one handoff: its deterministic parts, what
+// the judge would read (missing: why it cannot), or why the rubric does not apply.
+type axisCheck struct {
+	parts   []part
+	fields  []judge.Field
+	missing string
+	// skip, when set, is the rubric's skipped verdict: it does not apply to the handoff.
+	skip *[2]string // actual, message
+}
+
+// check runs the deterministic parts of axis on e and, when a judge grades, builds what it
+// reads.
+func (rs *rubricStep) check(axis string, e *agentgraph.Edge, x *dagIndex, judged bool) axisCheck {
+	var c axisCheck
+	switch axis {
+	case AxisDispatch:
+		if judged {
+			c.fields, c.missing = x.dispatchFields(e)
+		}
+	case AxisScope:
+		c.parts = rs.scopeParts(x, e)
+		if judged {
+			c.fields, c.missing = x.scopeFields(e)
+		}
+	case AxisIntegration:
+		ps, steps, ok := rs.integrationParts(x, e)
+		if !ok {
+			c.skip = integrationSkip(x, e)
+			return c
+		}
+		c.parts = ps
+		if judged {
+			c.fields, c.missing = x.integrationFields(e, steps)
+		}
+	case AxisRecovery:
+		ps, eps, ok := rs.recoveryParts(x, e)
+		if !ok {
+			c.skip = &[2]string{"no error on the round trip", fmt.Sprintf("no error on the handoff %s -> %s: nothing to recover from", e.From.Name, e.To.Name)}
+			return c
+		}
+		c.parts = ps
+		if judged {
+			c.fields = x.recoveryFields(e, eps)
+		}
+	}
+	return c
+}
+
+// integrationSkip says why ResultIntegration does not apply: control did not return.
+func integrationSkip(x *dagIndex, e *agentgraph.Edge) *[2]string {
+	if hb := x.handBacks(e); len(hb) > 0 {
+		// A swarm node handing control back starts a new run of the sender: that run's
+		// input is the hand-off message, not a step that read a return value.
+		return &[2]string{"control handed back as a new run", fmt.Sprintf("%s handed control back to %s as a new run (span %s), a hand-off of its own (graded as the handoff %s -> %s): no return value to integrate",
+			e.To.Name, e.From.Name, hb[0].Span.ID, e.To.Name, e.From.Name)}
+	}
+	return &[2]string{"control did not return to the sender", fmt.Sprintf("%s took no further step after %s returned (a one-way transfer): no result to integrate", e.From.Name, e.To.Name)}
+}
+
+// grade decides one rubric on one handoff; it returns the result to fill in when a judge
+// grading was scheduled.
+func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.Edge, x *dagIndex) *Result {
+	ev := run.ev
+	c := rs.check(axis, e, x, ev.judge != nil) // what the judge reads is made only when a judge grades
+	if c.skip != nil {
+		r.Outcome, r.Actual, r.Message = Skipped, c.skip[0], c.skip[1]
+		return nil
+	}
+	var failed, passed, na, states []string
+	for _, p := range c.parts {
+		states = append(states, p.String())
+		switch p.state {
+		case partFail:
+			failed = append(failed, p.detail)
+		case partPass:
+			passed = append(passed, p.detail)
+		default:
+			na = append(na, p.detail)
+		}
+	}
+	det := strings.Join(states, ", ")
+	if len(failed) > 0 {
+		zero := 0.0
+		r.Outcome, r.Score = Fail, &zero
+		r.Actual = "score 0: " + det
+		r.Message = strings.Join(failed, "; ")
+		return nil
+	}
+	off := rs.judgeOff(ev)
+	if off == "" && c.missing == "" {
+		job := run.tc.jr.add(judge.Request{Rubric: axis, Criteria: rubricText(ev.rubrics, axis), Fields: c.fields})
+		filled := *r
+		run.tc.jr.then(func() { applyRubricJudge(ev, &filled, job, det, passed) })
+		return &filled
+	}
+	withoutJudge(r, axis, off, c.missing, det, passed, na)
+	return nil
+}
+
+// withoutJudge decides a rubric the judge does not grade (off: why not; missing: the
+// content it would need was not captured) from its deterministic parts.
+func withoutJudge(r *Result, axis, off, missing, det string, passed, na []string) {
+	switch {
+	case len(passed) > 0:
+		one := 1.0
+		r.Outcome, r.Score = Pass, &one
+		r.Actual = "score 1: " + det
+		r.Message = strings.Join(passed, "; ")
+		if len(na) > 0 {
+			r.Message += "; not checked: " + strings.Join(na, "; ")
+		}
+		if off != "" {
+			r.Message += "; the judge part was not graded: " + off
+		} else {
+			r.Message += "; the judge part was not graded: " + missing
+		}
+	case off != "":
+		r.Outcome, r.Actual = Skipped, "not graded"
+		r.Message = "judge-graded rubric: " + off + ", so " + axis + " was not graded"
+		if len(na) > 0 {
+			r.Message += "; the deterministic checks could not run: " + strings.Join(na, "; ")
+		}
+	default:
+		r.Outcome, r.Actual = Skipped, "not graded"
+		r.Message = missing
+		if len(na) > 0 {
+			r.Message += "; " + strings.Join(na, "; ")
+		}
+	}
+}
+
+// applyRubricJudge fills in a rubric result from its grading.
+func applyRubricJudge(ev *Evaluator, r *Result, job *judgeJob, det string, passed []string) {
+	detail := ""
+	if len(passed) > 0 {
+		detail = "; deterministic checks passed: " + strings.Join(passed, "; ")
+	}
+	if job.err != nil {
+		r.Outcome, r.Message = judgeOutcome(job.err)
+		r.Actual = "not graded"
+		if det != "" {
+			r.Actual += ": " + det
+		}
+		r.Message += detail
+		return
+	}
+	v := job.v
+	score := v.Score
+	r.Score, r.Judge = &score, ev.verdict(v)
+	verdict := "fail"
+	r.Outcome = Fail
+	if v.Pass {
+		r.Outcome, verdict = Pass, "pass"
+	}
+	r.Actual = fmt.Sprintf("score %.2f (judge)", score)
+	if det != "" {
+		r.Actual += ": " + det
+	}
+	r.Message = fmt.Sprintf("judge: %s (score %.2f, %s)%s", v.Reason, score, verdict, detail)
+}
+
+func (s *RubricsStep) names() []StepName {
+	out := agentNames("fromAgent", s.FromAgent, "toAgent", s.ToAgent)
+	for k, t := range s.IgnoredTools {
+		out = append(out, StepName{Key: fmt.Sprintf("ignoredTools[%d]", k), Tool: true, Name: t})
+	}
+	return out
+}
