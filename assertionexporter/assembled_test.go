@@ -15,6 +15,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -23,7 +24,7 @@ func assembledCases() []rules.CaseConfig {
 	return []rules.CaseConfig{{Name: "weather", Steps: []rules.StepConfig{
 		{Kind: &rules.TopologyStep{}},
 		{Kind: &rules.DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
-		{Kind: &rules.RubricsStep{FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}}},
+		{Kind: &rules.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
 	}}}
 }
 

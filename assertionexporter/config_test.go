@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
@@ -35,7 +36,7 @@ func TestLoadConfig(t *testing.T) {
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
 				Judge:                           judge.DefaultConfig(),
-				Gates:                           rules.DefaultGateConfig(),
+				Gates:                           gate.DefaultConfig(),
 				LogVerdicts:                     LogAll,
 				RequireHandoffProcessor:         false,
 				CountDelegationCallsAsToolCalls: true,
@@ -66,13 +67,13 @@ func TestLoadConfig(t *testing.T) {
 		"refund_payload": "The payload carries the order id and the customer's stated reason.",
 		"ScopeFidelity":  "The receiver stays inside the scope; research agents never draft the answer.",
 	}
-	judged.Gates = rules.GateConfig{
+	judged.Gates = gate.Config{
 		Default: map[string]float64{"DispatchCorrectness": 0.85, "ScopeFidelity": 0.90, "ResultIntegration": 0.80, "RecoveryOnError": 0.85},
-		Pairs: []rules.PairGateConfig{
+		Pairs: []gate.PairConfig{
 			{From: "planner", To: "researcher", Thresholds: map[string]float64{"ScopeFidelity": 0.95}},
 			{To: "critic", Thresholds: map[string]float64{"ResultIntegration": 0.9}},
 		},
-		MinSamples: 5, Window: rules.WindowConfig{Size: 200, Duration: time.Hour},
+		MinSamples: 5, Window: gate.WindowConfig{Size: 200, Duration: time.Hour},
 	}
 	judged.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
 		{Kind: &rules.TopologyStep{}},

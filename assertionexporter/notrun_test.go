@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -25,7 +26,7 @@ func TestMisspelledAgentIsVisible(t *testing.T) {
 			{Name: "never_delegates", Kind: &rules.DelegationStep{AgentName: typo, MinInvocations: &zero, MaxInvocations: &zero}},
 			{Name: "budget", Kind: &rules.BudgetStep{AgentName: typo, MaxTokens: &tokens}},
 			{Name: "context", Kind: &rules.ContextStep{FromAgent: "triage", ToAgent: typo, ForbiddenPatterns: []string{`\d{16}`}}},
-			{Name: "rubrics", Kind: &rules.RubricsStep{ToAgent: typo, Rubrics: []string{rules.AxisScope}, DeterministicOnly: true}},
+			{Name: "rubrics", Kind: &rules.RubricsStep{ToAgent: typo, Rubrics: []string{rubric.Scope}, DeterministicOnly: true}},
 		},
 		TestFields: rules.TestFields{AgentExpectations: rules.AgentExpectations{
 			ExpectedChildAgents: rules.NewChildAgents(map[string]*rules.ChildAgentSpec{typo: {ExpectedTriggered: &one}}),

@@ -23,6 +23,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
@@ -37,7 +38,7 @@ type pipeline struct {
 	results []rules.Result
 	// gates of the exporter's config (applied to the run's mean rubric scores), and its
 	// judge (nil: none configured).
-	gates *rules.GateSet
+	gates *gate.Set
 	judge *judge.Info
 	// index knows each trace's files and service (for the console and the summary); cases
 	// are the config's case names, in config order.
@@ -223,7 +224,7 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	if err := pl.index.sawFileCases(ecfg.Cases); err != nil {
 		return nil, err
 	}
-	if pl.gates, err = rules.CompileGates(ecfg.Gates); err != nil {
+	if pl.gates, err = gate.Compile(ecfg.Gates); err != nil {
 		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
 	}
 	if ecfg.Judge.Enabled() {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
@@ -20,9 +21,9 @@ type summary struct {
 	Counts          counts `json:"counts"`
 	// Cases are every case of the config, in config order (a case that selected no trace
 	// has traces 0).
-	Cases []*caseSummary     `json:"cases"`
-	Gates []rules.GateResult `json:"gates,omitempty"`
-	Judge *judge.Info        `json:"judge,omitempty"`
+	Cases []*caseSummary `json:"cases"`
+	Gates []gate.Result  `json:"gates,omitempty"`
+	Judge *judge.Info    `json:"judge,omitempty"`
 
 	byName map[string]*caseSummary
 }

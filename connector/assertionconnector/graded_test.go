@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -25,7 +26,7 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Assertions.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
 		{Kind: &rules.TopologyStep{}},
-		{Kind: &rules.RubricsStep{FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}}},
+		{Kind: &rules.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
 	}}}
 	cfg.Assertions.Judge.Endpoint, cfg.Assertions.Judge.Model = srv.URL, "fake-judge"
 	cfg.Assertions.Judge.Retries = 0
@@ -56,7 +57,7 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	var graded []plog.LogRecord
 	for _, ld := range h.logs.AllLogs() {
 		forEachRecord(ld, func(lr plog.LogRecord) {
-			if name, _ := lr.Attributes().Get(AttrEvaluationName); name.Str() == "seams/EXPECT_HANDOFF_RUBRICS#2."+rules.AxisDispatch {
+			if name, _ := lr.Attributes().Get(AttrEvaluationName); name.Str() == "seams/EXPECT_HANDOFF_RUBRICS#2."+rubric.Dispatch {
 				graded = append(graded, lr)
 			}
 		})
@@ -88,7 +89,7 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 		got[attrKey(dps.At(i).Attributes(), AttrCase, AttrStepShort, AttrOutcome)] = dps.At(i).IntValue()
 	}
 	require.Equal(t, map[string]int64{
-		"case=seams step=ASSERT_AGENT_TOPOLOGY#1 outcome=pass ":                             1,
-		"case=seams step=EXPECT_HANDOFF_RUBRICS#2." + rules.AxisDispatch + " outcome=pass ": 1,
+		"case=seams step=ASSERT_AGENT_TOPOLOGY#1 outcome=pass ":                          1,
+		"case=seams step=EXPECT_HANDOFF_RUBRICS#2." + rubric.Dispatch + " outcome=pass ": 1,
 	}, got)
 }

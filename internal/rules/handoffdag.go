@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // Indexes the handoff rubrics build over the model of one trace (runs by name, steps in
@@ -773,17 +774,8 @@ func quote(s string, n int) string { return `"` + clip(s, n) + `"` }
 // code renders content (arguments) for a message: one line, at most n bytes, in backticks.
 func code(s string, n int) string { return "`" + strings.ReplaceAll(clip(s, n), "`", "'") + "`" }
 
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && (s[cut]&0xC0) == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
+// clip renders s on one line (whitespace runs as one space), cut at n bytes.
+func clip(s string, n int) string { return textsafe.Clip(strings.Join(strings.Fields(s), " "), n) }
 
 // toolLabel names a tool call in messages.
 func toolLabel(tc *agentgraph.ToolCall) string {

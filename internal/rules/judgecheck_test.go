@@ -3,6 +3,7 @@ package rules
 import (
 	"testing"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,8 +13,8 @@ func TestCheckJudged(t *testing.T) {
 	topology := StepConfig{Kind: &TopologyStep{}}
 	contextStep := &ContextStep{FromAgent: "a", ToAgent: "b", InlineRubric: "carries the order id"}
 	context := StepConfig{Kind: contextStep}
-	rubrics := StepConfig{Kind: &RubricsStep{Rubrics: []string{AxisDispatch, AxisScope}}}
-	onlyDispatch := StepConfig{Kind: &RubricsStep{Rubrics: []string{AxisDispatch}}}
+	rubrics := StepConfig{Kind: &RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}}
+	onlyDispatch := StepConfig{Kind: &RubricsStep{Rubrics: []string{rubric.Dispatch}}}
 	err := CheckJudged([]CaseConfig{{Name: "c", Steps: []StepConfig{topology, context, rubrics, onlyDispatch}}})
 	require.EqualError(t, err, "cases[0] (c).steps[1].inlineRubric: EXPECT_HANDOFF_CONTEXT#2 is graded by the judge (inlineRubric), "+
 		"but no judge is configured: configure judge (judge.endpoint and judge.model), or replace the rubric with deterministic checks "+
@@ -30,5 +31,5 @@ func TestCheckJudged(t *testing.T) {
 		{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"A-1"}}},
 		{Kind: &DelegationStep{AgentName: "b"}},
 	}}}))
-	require.Equal(t, []string{AxisScope, AxisIntegration, AxisRecovery}, (&RubricsStep{DeterministicOnly: true}).axes())
+	require.Equal(t, []string{rubric.Scope, rubric.Integration, rubric.Recovery}, (&RubricsStep{DeterministicOnly: true}).axes())
 }

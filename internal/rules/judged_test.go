@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
@@ -66,12 +67,12 @@ func TestRubricsJudged(t *testing.T) {
 
 	require.Equal(t, Pass, got["planner->researcher/ResultIntegration"].Outcome)
 	require.Equal(t, Skipped, got["planner->researcher/RecoveryOnError"].Outcome, "no error: the judge is not asked")
-	require.ElementsMatch(t, []string{AxisDispatch, AxisScope, AxisIntegration}, rubricsOf(srv))
+	require.ElementsMatch(t, []string{rubric.Dispatch, rubric.Scope, rubric.Integration}, rubricsOf(srv))
 
 	// What the judge read for ScopeFidelity.
 	for _, r := range srv.Requests() {
 		if strings.HasPrefix(r.User(), "Rubric: ScopeFidelity") {
-			require.Contains(t, r.User(), BuiltinRubrics[AxisScope])
+			require.Contains(t, r.User(), rubric.Builtin[rubric.Scope])
 			require.Contains(t, r.User(), "<scope_prompt>\nfind flights LHR to JFK on 2026-05-01 for order A-1001\n</scope_prompt>")
 			require.Contains(t, r.User(), "<allowed_tools>\nsearch_flights\n</allowed_tools>")
 			require.Contains(t, r.User(), "<receiver_trace>\ntool search_flights args {\"from\": \"LHR\", \"to\": \"JFK\", \"date\": \"2026-05-01\"} -> [{\"flight\": \"BA117\"}]\noutput: BA117 departs 08:25\n</receiver_trace>")
@@ -85,7 +86,7 @@ func TestDeterministicFailureCapsAtZero(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
 	f := goodFlights(0x42)
 	f.t.Tool(f.research, "book_flight", `{"flight": "BA117"}`, 31, 32)
-	got := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{AxisScope}}, Options{Judge: c})
+	got := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Scope}}, Options{Judge: c})
 	r := got["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, 0.0, score(r))
@@ -118,7 +119,7 @@ func TestJudgeErrors(t *testing.T) {
 				tune = append(tune, tt.tune)
 			}
 			c, _ := fakeJudge(t, judgetest.Always(tt.fixture), tune...)
-			got := rubricResults(t, goodFlights(0x43).t.Graph(), RubricsStep{Rubrics: []string{AxisDispatch, AxisScope}}, Options{Judge: c})
+			got := rubricResults(t, goodFlights(0x43).t.Graph(), RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}, Options{Judge: c})
 			r := got["planner->researcher/ScopeFidelity"]
 			require.Equal(t, tt.outcome, r.Outcome, r.Message)
 			require.Contains(t, r.Message, tt.message)
@@ -132,8 +133,8 @@ func TestJudgeErrors(t *testing.T) {
 
 func TestNamedRubricReplacesBuiltin(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	_ = rubricResults(t, goodFlights(0x44).t.Graph(), RubricsStep{Rubrics: []string{AxisDispatch}},
-		Options{Judge: c, Rubrics: map[string]string{AxisDispatch: "Penalise over-dispatch: the researcher is expensive."}})
+	_ = rubricResults(t, goodFlights(0x44).t.Graph(), RubricsStep{Rubrics: []string{rubric.Dispatch}},
+		Options{Judge: c, Rubrics: map[string]string{rubric.Dispatch: "Penalise over-dispatch: the researcher is expensive."}})
 	require.Equal(t, 1, srv.Count())
 	require.Contains(t, srv.Requests()[0].User(), "Rubric: DispatchCorrectness\nPenalise over-dispatch: the researcher is expensive.\n")
 }
@@ -158,7 +159,7 @@ func TestHandoffContextJudged(t *testing.T) {
 	require.Equal(t, "judge: handoff planner -> researcher (span 0000000000004503): The receiver stayed within the dispatched scope and used only the offered tools. (score 0.92)", r.Message)
 	require.Equal(t, 0.92, score(r))
 	user := srv.Requests()[srv.Count()-1].User()
-	require.Contains(t, user, "Rubric: GROUNDEDNESS\n"+BuiltinRubrics[RubricGroundedness]+"\nCriteria: The payload includes the order id.")
+	require.Contains(t, user, "Rubric: GROUNDEDNESS\n"+rubric.Builtin[rubric.Groundedness]+"\nCriteria: The payload includes the order id.")
 	require.Contains(t, user, "<scope_prompt>\nfind flights LHR to JFK on 2026-05-01 for order A-1001\n</scope_prompt>")
 	require.Contains(t, user, "<dispatch_call>\n"+task+"\n</dispatch_call>")
 
@@ -172,7 +173,7 @@ func TestHandoffContextJudged(t *testing.T) {
 
 	r = eval(ContextStep{RubricType: "ScopeFidelity"}, good)
 	require.Equal(t, Pass, r.Outcome)
-	require.Contains(t, srv.Requests()[srv.Count()-1].User(), "Rubric: ScopeFidelity\n"+BuiltinRubrics[AxisScope])
+	require.Contains(t, srv.Requests()[srv.Count()-1].User(), "Rubric: ScopeFidelity\n"+rubric.Builtin[rubric.Scope])
 
 	before := srv.Count()
 	r = eval(ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "x"}, func() *flights {

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 )
 
 // TestRubricsDoNotDependOnTheCounting: the handoff rubrics judge the receiver's own tool
@@ -66,7 +67,7 @@ func TestScopeFidelityOwnCallsUnderTheOldCounting(t *testing.T) {
 		}
 		require.Len(t, research.ToolCalls, want, "counted=%v", counted)
 		require.Len(t, research.OwnToolCalls(), 1)
-		r := rubricResults(t, g, RubricsStep{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
+		r := rubricResults(t, g, RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
 		require.Equal(t, Pass, r.Outcome, "counted=%v: %s", counted, r.Message)
 		require.Equal(t, "researcher made 1 tool call, all in handoff.allowed_tools; every identifier in researcher's tool arguments was supplied; "+
 			"the judge part was not graded: no judge is configured", r.Message)

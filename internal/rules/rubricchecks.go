@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // The deterministic parts of the handoff rubrics. Each part reads the delegation DAG and
@@ -121,7 +122,7 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 				listed(outside, nOutside, ", ", "calls"), listed(names, len(names), ", ", "tools"))
 		} else {
 			tools.state = partPass
-			tools.detail = fmt.Sprintf("%s made %s, all in handoff.allowed_tools", r.Name, plural(checked, "tool call", "tool calls"))
+			tools.detail = fmt.Sprintf("%s made %s, all in handoff.allowed_tools", r.Name, textsafe.Plural(checked, "tool call", "tool calls"))
 		}
 	}
 	parts = append(parts, tools)
@@ -453,13 +454,6 @@ func receiverTurn(r *agentgraph.Invocation) string {
 		fmt.Fprintf(&b, "output: %s\n", plainOutput(r.Output.Text))
 	}
 	return strings.TrimSpace(b.String())
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // reaction is a senderReaction verdict.

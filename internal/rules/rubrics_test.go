@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
@@ -109,8 +110,8 @@ func TestScopeFidelityPasses(t *testing.T) {
 	// ignoredTools: a tool the step declares plumbing is not held against the scope.
 	f = newFlights(0x33)
 	f.t.Tool(f.research, "log_progress", `{"step": 1}`, 12, 13)
-	require.Equal(t, Fail, rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"].Outcome)
-	require.Equal(t, Pass, rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{AxisScope}, IgnoredTools: []string{"log_progress"}},
+	require.Equal(t, Fail, rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"].Outcome)
+	require.Equal(t, Pass, rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Scope}, IgnoredTools: []string{"log_progress"}},
 		Options{})["planner->researcher/ScopeFidelity"].Outcome)
 }
 
@@ -120,7 +121,7 @@ func TestResultIntegrationIgnoredReturnValue(t *testing.T) {
 	f.research.Reply("BA117 departs 08:25 from terminal 5, the only nonstop with seats left")
 	next := f.t.LLM(f.planner, "gpt-x", tr.UserMessages("plan a trip for order A-1001", "now search the flights yourself"), 61, 70)
 	redo := f.t.Tool(f.planner, "search_flights", `{"date": "2026-05-01", "from": "LHR", "to": "JFK"}`, 71, 80)
-	r := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{AxisIntegration}}, Options{})["planner->researcher/ResultIntegration"]
+	r := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Integration}}, Options{})["planner->researcher/ResultIntegration"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, 0.0, score(r))
 	require.Equal(t, "planner's next step (LLM call chat gpt-x (span "+next.SpanID().String()+")) does not carry researcher's return value (10% of its words); "+
@@ -132,7 +133,7 @@ func TestResultIntegrationIgnoredReturnValue(t *testing.T) {
 	triage := t2.Agent(nil, "triage", 0, 10)
 	t2.Tool(triage, "transfer_to_billing", `{}`, 5, 6)
 	t2.Agent(nil, "billing", 11, 20).Input("refund order A-1")
-	r = rubricResults(t, t2.Graph(), RubricsStep{Rubrics: []string{AxisIntegration}}, Options{})["triage->billing/ResultIntegration"]
+	r = rubricResults(t, t2.Graph(), RubricsStep{Rubrics: []string{rubric.Integration}}, Options{})["triage->billing/ResultIntegration"]
 	require.Equal(t, Skipped, r.Outcome)
 	require.Equal(t, "triage took no further step after billing returned (a one-way transfer): no result to integrate", r.Message)
 }
@@ -141,7 +142,7 @@ func TestRecoveryRetrySucceeds(t *testing.T) {
 	f := newFlights(0x36)
 	failed := f.search(12, 20).Error("TimeoutError", "upstream timed out after 10s")
 	retry := f.search(21, 30).Result(`[{"flight": "BA117"}]`)
-	r := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{AxisRecovery}}, Options{})["planner->researcher/RecoveryOnError"]
+	r := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["planner->researcher/RecoveryOnError"]
 	require.Equal(t, Pass, r.Outcome)
 	require.Equal(t, 1.0, score(r))
 	require.Equal(t, "search_flights (span "+failed.SpanID().String()+`) failed ("TimeoutError: upstream timed out after 10s"); researcher retried it (search_flights (span `+
@@ -152,7 +153,7 @@ func TestRecoveryRetryLoopOnNonTransientError(t *testing.T) {
 	f := newFlights(0x37)
 	f.search(12, 20).Error("ValueError", "unknown airport code")
 	f.search(21, 30).Error("ValueError", "unknown airport code")
-	r := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{AxisRecovery}}, Options{})["planner->researcher/RecoveryOnError"]
+	r := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["planner->researcher/RecoveryOnError"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Contains(t, r.Message, "researcher retried it with the same arguments")
 	require.Contains(t, r.Message, "after a non-transient error: a retry loop on the same scope")
@@ -160,7 +161,7 @@ func TestRecoveryRetryLoopOnNonTransientError(t *testing.T) {
 
 	// The same loop on an error the step declares transient is a fine retry (the second
 	// failure is still swallowed).
-	rs := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{AxisRecovery}, TransientErrors: []string{"unknown airport"}}, Options{})
+	rs := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Recovery}, TransientErrors: []string{"unknown airport"}}, Options{})
 	require.NotContains(t, rs["planner->researcher/RecoveryOnError"].Message, "retry loop")
 }
 
@@ -197,7 +198,7 @@ func TestRecoveryReceiverFailure(t *testing.T) {
 			f := newFlights(0x38)
 			f.research.Error("ValueError", "no route LHR-JFK")
 			tt.build(f)
-			got := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{AxisRecovery}}, Options{})
+			got := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})
 			r := got["planner->researcher/RecoveryOnError"]
 			require.Equal(t, tt.outcome, r.Outcome, r.Message)
 			require.Contains(t, r.Message, `researcher (span `+f.research.SpanID().String()+`) failed ("ValueError: no route LHR-JFK")`)
@@ -246,7 +247,7 @@ func TestRubricsStepIDsAndConfigErrors(t *testing.T) {
 		{StepConfig{Kind: &RubricsStep{Rubrics: []string{"ScopeFidelity", "scope_fidelity"}}}, "cases[0] (c).steps[1].rubrics[1]: rubric ScopeFidelity is listed twice"},
 		{StepConfig{Kind: &RubricsStep{TransientErrors: []string{"("}}}, "cases[0] (c).steps[1].transientErrors[0]: error parsing regexp"},
 		{stepFromKeys(map[string]any{"action": ActionRubrics, "inlineRubric": "x"}), "cases[0] (c).steps[1].inlineRubric: does not apply to EXPECT_HANDOFF_RUBRICS"},
-		{stepFromKeys(map[string]any{"action": ActionDelegation, "agentName": "a", "rubrics": []any{AxisScope}}), "cases[0] (c).steps[1].rubrics: applies only to EXPECT_HANDOFF_RUBRICS"},
+		{stepFromKeys(map[string]any{"action": ActionDelegation, "agentName": "a", "rubrics": []any{rubric.Scope}}), "cases[0] (c).steps[1].rubrics: applies only to EXPECT_HANDOFF_RUBRICS"},
 		{
 			StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", RubricType: "HELPFULNESS"}},
 			`cases[0] (c).steps[1].rubricType: unknown rubric type "HELPFULNESS" (want one of GROUNDEDNESS, DispatchCorrectness, ScopeFidelity, ResultIntegration, RecoveryOnError)`,
@@ -268,7 +269,7 @@ func TestRubricsNoHandoff(t *testing.T) {
 	tt.Agent(nil, "solo", 0, 10)
 	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{
 		{Kind: &TopologyStep{}},
-		{Kind: &RubricsStep{ToAgent: "researcher", Rubrics: []string{AxisScope}}},
+		{Kind: &RubricsStep{ToAgent: "researcher", Rubrics: []string{rubric.Scope}}},
 	}}}, Options{})
 	require.NoError(t, err)
 	rs := ev.Evaluate(tt.Graph(), true)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
@@ -68,7 +69,7 @@ type Evaluator struct {
 	// rubrics are the named rubrics (judgeRubricId; a rubric named after an axis or
 	// GROUNDEDNESS replaces the built-in text).
 	rubrics map[string]string
-	gates   *GateSet
+	gates   *gate.Set
 	// evalTimeout bounds the deterministic evaluation of one trace (0: no bound).
 	evalTimeout time.Duration
 }
@@ -138,7 +139,7 @@ type Options struct {
 	// GROUNDEDNESS replaces the built-in text.
 	Rubrics map[string]string
 	// Gates marks the rubric results a gate decides (Result.Gated).
-	Gates *GateSet
+	Gates *gate.Set
 	// EvalTimeout bounds the wall-clock time of one trace's deterministic evaluation (CEL
 	// and the Go-side checks); past it, the results not reached are errors. 0: no bound.
 	EvalTimeout time.Duration
@@ -501,3 +502,15 @@ func formatCounts(m map[string]int) string {
 }
 
 func round(ms float64) float64 { return math.Round(ms*100) / 100 }
+
+// Scores are the rubric scores among results, for the gates: the scored handoff rubric
+// results (a sender, an axis and a score).
+func Scores(results []Result) []gate.Score {
+	var out []gate.Score
+	for _, r := range results {
+		if r.Axis != "" && r.Score != nil && r.From != "" {
+			out = append(out, gate.Score{From: r.From, To: r.To, Axis: r.Axis, Score: *r.Score})
+		}
+	}
+	return out
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 )
 
 // ContextStep is EXPECT_HANDOFF_CONTEXT: what crossed every handoff FromAgent -> ToAgent is
@@ -52,8 +53,8 @@ func (s *ContextStep) Validate() error {
 		errs.add("inlineRubric", "set a rubric (inlineRubric or judgeRubricId) or a deterministic check (requiredPatterns, forbiddenPatterns, contextExpression)")
 	}
 	if s.RubricType != "" {
-		if _, ok := canonicalRubricType(s.RubricType); !ok {
-			errs.add("rubricType", "unknown rubric type %q (want one of %s)", s.RubricType, strings.Join(RubricTypes(), ", "))
+		if _, ok := rubric.CanonicalType(s.RubricType); !ok {
+			errs.add("rubricType", "unknown rubric type %q (want one of %s)", s.RubricType, strings.Join(rubric.Types(), ", "))
 		}
 	}
 	validPatterns(&errs, "requiredPatterns", s.RequiredPatterns)
@@ -293,9 +294,9 @@ func (cc *contextCheck) rubric(named map[string]string) (string, string) {
 	name := s.rubricName()
 	var parts []string
 	if s.RubricType != "" {
-		if t, ok := canonicalRubricType(s.RubricType); ok {
+		if t, ok := rubric.CanonicalType(s.RubricType); ok {
 			name = t
-			parts = append(parts, rubricText(named, t))
+			parts = append(parts, rubric.Text(named, t))
 		}
 	}
 	switch {

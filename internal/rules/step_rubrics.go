@@ -7,6 +7,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 )
 
 // RubricsStep is EXPECT_HANDOFF_RUBRICS: every handoff the step selects (FromAgent and
@@ -45,10 +46,10 @@ func (s *RubricsStep) Validate() error {
 	var errs fieldErrors
 	seen := map[string]bool{}
 	for i, name := range s.Rubrics {
-		axis, ok := canonicalAxis(name)
+		axis, ok := rubric.CanonicalAxis(name)
 		switch {
 		case !ok:
-			errs.add(fmt.Sprintf("rubrics[%d]", i), "unknown rubric %q (want one of %s)", name, strings.Join(Axes, ", "))
+			errs.add(fmt.Sprintf("rubrics[%d]", i), "unknown rubric %q (want one of %s)", name, strings.Join(rubric.Axes, ", "))
 		case seen[axis]:
 			errs.add(fmt.Sprintf("rubrics[%d]", i), "rubric %s is listed twice", axis)
 		}
@@ -57,7 +58,7 @@ func (s *RubricsStep) Validate() error {
 	validPatterns(&errs, "transientErrors", s.TransientErrors)
 	if s.DeterministicOnly {
 		for i, name := range s.Rubrics {
-			if axis, ok := canonicalAxis(name); ok && !hasDeterministicPart(axis) {
+			if axis, ok := rubric.CanonicalAxis(name); ok && !rubric.HasDeterministicPart(axis) {
 				errs.add(fmt.Sprintf("rubrics[%d]", i), "%s is graded by the judge alone: remove it, or drop deterministicOnly and configure judge", axis)
 			}
 		}
@@ -76,39 +77,24 @@ func (*RubricsStep) foreignKey(string) string {
 func (s *RubricsStep) axes() []string {
 	if len(s.Rubrics) == 0 {
 		if s.DeterministicOnly {
-			return deterministicAxes()
+			return rubric.DeterministicAxes()
 		}
-		return Axes
+		return rubric.Axes
 	}
 	want := map[string]bool{}
 	for _, r := range s.Rubrics {
-		if a, ok := canonicalAxis(r); ok {
+		if a, ok := rubric.CanonicalAxis(r); ok {
 			want[a] = true
 		}
 	}
 	var out []string
-	for _, a := range Axes {
+	for _, a := range rubric.Axes {
 		if want[a] {
 			out = append(out, a)
 		}
 	}
 	return out
 }
-
-// deterministicAxes are the rubrics with a deterministic part, in report order.
-func deterministicAxes() []string {
-	var out []string
-	for _, a := range Axes {
-		if hasDeterministicPart(a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// hasDeterministicPart reports whether a handoff rubric has a part decided without the
-// judge (DispatchCorrectness has none).
-func hasDeterministicPart(axis string) bool { return axis != AxisDispatch }
 
 // judgeProblem: see ContextStep.judgeProblem.
 func (s *RubricsStep) judgeProblem(id string) (field, problem string, ok bool) {
@@ -122,7 +108,7 @@ func (s *RubricsStep) judgeProblem(id string) (field, problem string, ok bool) {
 	axes := s.axes()
 	var det []string
 	for _, a := range axes {
-		if hasDeterministicPart(a) {
+		if rubric.HasDeterministicPart(a) {
 			det = append(det, a)
 		}
 	}
@@ -132,9 +118,9 @@ func (s *RubricsStep) judgeProblem(id string) (field, problem string, ok bool) {
 		fix = "configure judge (judge.endpoint and judge.model): " + strings.Join(axes, ", ") + " has no deterministic part"
 	case len(s.Rubrics) == 0:
 		fix += fmt.Sprintf(" (its default rubrics are then %s: %s is graded by the judge alone)",
-			strings.Join(deterministicAxes(), ", "), AxisDispatch)
+			strings.Join(rubric.DeterministicAxes(), ", "), rubric.Dispatch)
 	case len(det) < len(axes):
-		fix += fmt.Sprintf(" and rubrics: [%s] (%s is graded by the judge alone)", strings.Join(det, ", "), AxisDispatch)
+		fix += fmt.Sprintf(" and rubrics: [%s] (%s is graded by the judge alone)", strings.Join(det, ", "), rubric.Dispatch)
 	}
 	return field, fmt.Sprintf("%s grades %s with the judge, but no judge is configured: %s", id, strings.Join(axes, ", "), fix), true
 }
@@ -158,11 +144,11 @@ func (s *RubricsStep) compile(compileEnv) (compiledStep, error) {
 
 // rubricExpected says what each rubric asserts.
 var rubricExpected = map[string]string{
-	AxisDispatch: "the sender dispatched at the right moment, to the right receiver, with a tight scope and no more tools than needed (judge)",
-	AxisScope: "the receiver stays inside the dispatched scope: only tools in handoff.allowed_tools, no context the sender never supplied, " +
+	rubric.Dispatch: "the sender dispatched at the right moment, to the right receiver, with a tight scope and no more tools than needed (judge)",
+	rubric.Scope: "the receiver stays inside the dispatched scope: only tools in handoff.allowed_tools, no context the sender never supplied, " +
 		"no work outside the scope (judge)",
-	AxisIntegration: "the sender's next step reads the receiver's return value and does not redo the receiver's work (and, judge: lets it change the plan)",
-	AxisRecovery:    "an error on the round trip is retried (with a changed scope unless transient), falls back or is surfaced, never swallowed (and, judge: handled well)",
+	rubric.Integration: "the sender's next step reads the receiver's return value and does not redo the receiver's work (and, judge: lets it change the plan)",
+	rubric.Recovery:    "an error on the round trip is retried (with a changed scope unless transient), falls back or is surfaced, never swallowed (and, judge: handled well)",
 }
 
 func (rs *rubricStep) results(id string) []stepRef {
@@ -261,16 +247,16 @@ type axisCheck struct {
 func (rs *rubricStep) check(axis string, e *agentgraph.Edge, x *dagIndex, judged bool) axisCheck {
 	var c axisCheck
 	switch axis {
-	case AxisDispatch:
+	case rubric.Dispatch:
 		if judged {
 			c.fields, c.missing = x.dispatchFields(e)
 		}
-	case AxisScope:
+	case rubric.Scope:
 		c.parts = rs.scopeParts(x, e)
 		if judged {
 			c.fields, c.missing = x.scopeFields(e)
 		}
-	case AxisIntegration:
+	case rubric.Integration:
 		ps, steps, ok := rs.integrationParts(x, e)
 		if !ok {
 			c.skip = integrationSkip(x, e)
@@ -280,7 +266,7 @@ func (rs *rubricStep) check(axis string, e *agentgraph.Edge, x *dagIndex, judged
 		if judged {
 			c.fields, c.missing = x.integrationFields(e, steps)
 		}
-	case AxisRecovery:
+	case rubric.Recovery:
 		ps, eps, ok := rs.recoveryParts(x, e)
 		if !ok {
 			c.skip = &[2]string{"no error on the round trip", fmt.Sprintf("no error on the handoff %s -> %s: nothing to recover from", e.From.Name, e.To.Name)}
@@ -336,7 +322,7 @@ func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.
 	}
 	off := rs.judgeOff(ev)
 	if off == "" && c.missing == "" {
-		job := run.tc.jr.add(judge.Request{Rubric: axis, Criteria: rubricText(ev.rubrics, axis), Fields: c.fields})
+		job := run.tc.jr.add(judge.Request{Rubric: axis, Criteria: rubric.Text(ev.rubrics, axis), Fields: c.fields})
 		filled := *r
 		run.tc.jr.then(func() { applyRubricJudge(ev, &filled, job, det, passed) })
 		return &filled

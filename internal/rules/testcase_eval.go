@@ -8,12 +8,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // compiledExpectations are AgentExpectations with their expressions compiled.
@@ -913,7 +913,7 @@ func show(v any) string {
 	var s string
 	switch v := v.(type) {
 	case string:
-		s = strconv.Quote(truncate(v, maxShown))
+		s = strconv.Quote(textsafe.Clip(v, maxShown))
 		return s
 	case nil:
 		return "null"
@@ -925,18 +925,7 @@ func show(v any) string {
 			s = string(b)
 		}
 	}
-	return truncate(s, maxShown)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return textsafe.Clip(s, maxShown)
 }
 
 var errNoRoot = errors.New("no agent invocation in this trace")

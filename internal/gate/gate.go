@@ -1,13 +1,21 @@
-package rules
+// Package gate applies per-axis thresholds to the mean handoff rubric scores (seed 004's CI
+// gate): over every trace of a handoffcheck run (Tally), or over a sliding window of the
+// most recent handoffs in the collector (Window).
+package gate
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // Per-axis gates over the handoff rubric scores (seed 004's CI gate): a threshold per
@@ -15,13 +23,13 @@ import (
 // — every trace of a handoffcheck run, or a sliding window of the most recent handoffs in
 // the collector.
 
-// GateConfig configures the gates (the exporter's gates: section).
-type GateConfig struct {
+// Config configures the gates (the exporter's gates: section).
+type Config struct {
 	// Default holds a threshold per axis for every pair without its own.
 	Default map[string]float64 `mapstructure:"default"`
 	// Pairs override thresholds per sender-receiver pair; the first matching entry wins,
 	// and an axis it does not set falls back to Default.
-	Pairs []PairGateConfig `mapstructure:"pairs"`
+	Pairs []PairConfig `mapstructure:"pairs"`
 	// MinSamples is the number of scored handoffs a gate needs before it can fail
 	// (0 = 1).
 	MinSamples int `mapstructure:"min_samples"`
@@ -31,9 +39,9 @@ type GateConfig struct {
 	_ struct{}
 }
 
-// PairGateConfig is a pair's thresholds. From or To may be left empty to match any agent
+// PairConfig is a pair's thresholds. From or To may be left empty to match any agent
 // (e.g. only To: thresholds per receiver type).
-type PairGateConfig struct {
+type PairConfig struct {
 	From       string             `mapstructure:"from"`
 	To         string             `mapstructure:"to"`
 	Thresholds map[string]float64 `mapstructure:"thresholds"`
@@ -54,23 +62,23 @@ type WindowConfig struct {
 // DefaultWindowSize is the collector's default sliding window, in scored handoffs.
 const DefaultWindowSize = 100
 
-// DefaultGateConfig has no thresholds, a minimum of one sample and a window of the last
+// DefaultConfig has no thresholds, a minimum of one sample and a window of the last
 // 100 handoffs.
-func DefaultGateConfig() GateConfig {
-	return GateConfig{MinSamples: 1, Window: WindowConfig{Size: DefaultWindowSize}}
+func DefaultConfig() Config {
+	return Config{MinSamples: 1, Window: WindowConfig{Size: DefaultWindowSize}}
 }
 
 // DefaultPair is the gauge pair of every handoff whose pair is not configured.
 const DefaultPair = "default"
 
 // Validate checks the gates; errors name the field under prefix (e.g. "gates").
-func (c GateConfig) Validate(prefix string) error {
+func (c Config) Validate(prefix string) error {
 	var errs []error
 	thresholds := func(at string, m map[string]float64) {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			v := m[k]
-			if !contains(Axes, k) {
-				errs = append(errs, fmt.Errorf("%s.%s: unknown axis (want one of %s)", at, k, strings.Join(Axes, ", ")))
+			if !slices.Contains(rubric.Axes, k) {
+				errs = append(errs, fmt.Errorf("%s.%s: unknown axis (want one of %s)", at, k, strings.Join(rubric.Axes, ", ")))
 			}
 			if v < 0 || v > 1 || math.IsNaN(v) {
 				errs = append(errs, fmt.Errorf("%s.%s: threshold must be between 0 and 1, got %g", at, k, v))
@@ -106,15 +114,6 @@ func (c GateConfig) Validate(prefix string) error {
 	return errors.Join(errs...)
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // pairLabel names a pair: "from -> to", with * for an empty side.
 func pairLabel(from, to string) string {
 	if from == "" {
@@ -126,20 +125,20 @@ func pairLabel(from, to string) string {
 	return from + " -> " + to
 }
 
-// GateSet is a compiled GateConfig.
-type GateSet struct {
+// Set is a compiled Config.
+type Set struct {
 	def        map[string]float64
-	pairs      []PairGateConfig
+	pairs      []PairConfig
 	minSamples int
 	window     WindowConfig
 }
 
-// CompileGates validates and compiles the gates.
-func CompileGates(c GateConfig) (*GateSet, error) {
+// Compile validates and compiles the gates.
+func Compile(c Config) (*Set, error) {
 	if err := c.Validate("gates"); err != nil {
 		return nil, err
 	}
-	gs := &GateSet{def: c.Default, pairs: c.Pairs, minSamples: max(1, c.MinSamples), window: c.Window}
+	gs := &Set{def: c.Default, pairs: c.Pairs, minSamples: max(1, c.MinSamples), window: c.Window}
 	if gs.window.Size == 0 {
 		gs.window.Size = DefaultWindowSize
 	}
@@ -147,10 +146,10 @@ func CompileGates(c GateConfig) (*GateSet, error) {
 }
 
 // Enabled reports whether any threshold is configured.
-func (gs *GateSet) Enabled() bool { return gs != nil && (len(gs.def) > 0 || len(gs.pairs) > 0) }
+func (gs *Set) Enabled() bool { return gs != nil && (len(gs.def) > 0 || len(gs.pairs) > 0) }
 
 // pairFor is the first configured pair matching from -> to.
-func (gs *GateSet) pairFor(from, to string) *PairGateConfig {
+func (gs *Set) pairFor(from, to string) *PairConfig {
 	for i := range gs.pairs {
 		p := &gs.pairs[i]
 		if (p.From == "" || p.From == from) && (p.To == "" || p.To == to) {
@@ -161,7 +160,7 @@ func (gs *GateSet) pairFor(from, to string) *PairGateConfig {
 }
 
 // Threshold is the threshold of axis for the pair from -> to.
-func (gs *GateSet) Threshold(from, to, axis string) (float64, bool) {
+func (gs *Set) Threshold(from, to, axis string) (float64, bool) {
 	if gs == nil {
 		return 0, false
 	}
@@ -176,7 +175,7 @@ func (gs *GateSet) Threshold(from, to, axis string) (float64, bool) {
 
 // Bucket is the gauge pair of a handoff: its configured pair's label, else "default" (so
 // metric attributes come from the config only).
-func (gs *GateSet) Bucket(from, to string) string {
+func (gs *Set) Bucket(from, to string) string {
 	if gs != nil {
 		if p := gs.pairFor(from, to); p != nil {
 			return pairLabel(p.From, p.To)
@@ -186,7 +185,7 @@ func (gs *GateSet) Bucket(from, to string) string {
 }
 
 // BucketThreshold is the threshold of axis for a gauge pair.
-func (gs *GateSet) BucketThreshold(bucket, axis string) (float64, bool) {
+func (gs *Set) BucketThreshold(bucket, axis string) (float64, bool) {
 	if gs == nil {
 		return 0, false
 	}
@@ -203,7 +202,7 @@ func (gs *GateSet) BucketThreshold(bucket, axis string) (float64, bool) {
 }
 
 // Buckets lists the gauge pairs: every configured pair, then "default".
-func (gs *GateSet) Buckets() []string {
+func (gs *Set) Buckets() []string {
 	var out []string
 	if gs != nil {
 		for _, p := range gs.pairs {
@@ -213,47 +212,47 @@ func (gs *GateSet) Buckets() []string {
 	return append(out, DefaultPair)
 }
 
-// GateStatus is a gate's verdict.
-type GateStatus string
+// Status is a gate's verdict.
+type Status string
 
 const (
-	GatePass GateStatus = "pass"
-	GateFail GateStatus = "fail"
-	// GateUngated: scores exist but no threshold applies to the axis of this pair.
-	GateUngated GateStatus = "ungated"
-	// GateInsufficient: fewer scored handoffs than min_samples; the gate cannot fail.
-	GateInsufficient GateStatus = "insufficient"
+	Pass Status = "pass"
+	Fail Status = "fail"
+	// Ungated: scores exist but no threshold applies to the axis of this pair.
+	Ungated Status = "ungated"
+	// Insufficient: fewer scored handoffs than min_samples; the gate cannot fail.
+	Insufficient Status = "insufficient"
 )
 
-// GateResult is one gate (a pair and an axis) over a window.
-type GateResult struct {
-	From    string     `json:"from"`
-	To      string     `json:"to"`
-	Axis    string     `json:"axis"`
-	Score   float64    `json:"score"`
-	Samples int        `json:"samples"`
-	Status  GateStatus `json:"status"`
+// Result is one gate (a pair and an axis) over a window.
+type Result struct {
+	From    string  `json:"from"`
+	To      string  `json:"to"`
+	Axis    string  `json:"axis"`
+	Score   float64 `json:"score"`
+	Samples int     `json:"samples"`
+	Status  Status  `json:"status"`
 	// Threshold is set when one applies.
 	Threshold *float64 `json:"threshold,omitempty"`
 }
 
 // Pair names the gate's pair.
-func (g GateResult) Pair() string { return g.From + " -> " + g.To }
+func (g Result) Pair() string { return g.From + " -> " + g.To }
 
 // String is the gate's line in a summary.
-func (g GateResult) String() string {
+func (g Result) String() string {
 	switch g.Status {
-	case GateFail:
+	case Fail:
 		return fmt.Sprintf("%s %s: mean %.2f over %s is below the threshold %.2f", g.Pair(), g.Axis, g.Score,
-			plural(g.Samples, "handoff", "handoffs"), *g.Threshold)
-	case GatePass:
+			textsafe.Plural(g.Samples, "handoff", "handoffs"), *g.Threshold)
+	case Pass:
 		return fmt.Sprintf("%s %s: mean %.2f over %s, threshold %.2f", g.Pair(), g.Axis, g.Score,
-			plural(g.Samples, "handoff", "handoffs"), *g.Threshold)
-	case GateInsufficient:
+			textsafe.Plural(g.Samples, "handoff", "handoffs"), *g.Threshold)
+	case Insufficient:
 		return fmt.Sprintf("%s %s: mean %.2f over only %s, fewer than min_samples: threshold %.2f not applied", g.Pair(), g.Axis,
-			g.Score, plural(g.Samples, "handoff", "handoffs"), *g.Threshold)
+			g.Score, textsafe.Plural(g.Samples, "handoff", "handoffs"), *g.Threshold)
 	}
-	return fmt.Sprintf("%s %s: mean %.2f over %s (no threshold)", g.Pair(), g.Axis, g.Score, plural(g.Samples, "handoff", "handoffs"))
+	return fmt.Sprintf("%s %s: mean %.2f over %s (no threshold)", g.Pair(), g.Axis, g.Score, textsafe.Plural(g.Samples, "handoff", "handoffs"))
 }
 
 type gateKey struct{ from, to, axis string }
@@ -263,45 +262,48 @@ type tally struct {
 	n   int
 }
 
-// MaxGatePairs bounds the pairs a GateTally tracks (further pairs are counted as dropped).
-const MaxGatePairs = 10_000
+// MaxPairs bounds the pairs a Tally tracks (further pairs are counted as dropped).
+const MaxPairs = 10_000
 
-// GateTally sums rubric scores per pair and axis over a whole run (every trace of a
+// Tally sums rubric scores per pair and axis over a whole run (every trace of a
 // handoffcheck run). It is safe for concurrent use.
-type GateTally struct {
+type Tally struct {
 	mu      sync.Mutex
 	sums    map[gateKey]*tally
 	dropped int
 }
 
-// NewGateTally starts an empty tally.
-func NewGateTally() *GateTally { return &GateTally{sums: map[gateKey]*tally{}} }
+// NewTally starts an empty tally.
+func NewTally() *Tally { return &Tally{sums: map[gateKey]*tally{}} }
 
-// Add counts the scored rubric results.
-func (t *GateTally) Add(results []Result) {
+// Score is one handoff's score on one rubric axis.
+type Score struct {
+	From, To, Axis string
+	Score          float64
+}
+
+// Add counts the scores.
+func (t *Tally) Add(scores []Score) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, r := range results {
-		if r.Axis == "" || r.Score == nil || r.From == "" {
-			continue
-		}
+	for _, r := range scores {
 		k := gateKey{r.From, r.To, r.Axis}
 		s, ok := t.sums[k]
 		if !ok {
-			if len(t.sums) >= MaxGatePairs*len(Axes) {
+			if len(t.sums) >= MaxPairs*len(rubric.Axes) {
 				t.dropped++
 				continue
 			}
 			s = &tally{}
 			t.sums[k] = s
 		}
-		s.sum += *r.Score
+		s.sum += r.Score
 		s.n++
 	}
 }
 
 // Len is the number of (pair, axis) series with a score.
-func (t *GateTally) Len() int {
+func (t *Tally) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.sums)
@@ -309,22 +311,22 @@ func (t *GateTally) Len() int {
 
 // Evaluate applies the gates to the means: one result per pair and axis with a score,
 // ordered by pair, then axis.
-func (t *GateTally) Evaluate(gs *GateSet) []GateResult {
+func (t *Tally) Evaluate(gs *Set) []Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]GateResult, 0, len(t.sums))
+	out := make([]Result, 0, len(t.sums))
 	for k, s := range t.sums {
-		g := GateResult{From: k.from, To: k.to, Axis: k.axis, Score: round4(s.sum / float64(s.n)), Samples: s.n, Status: GateUngated}
+		g := Result{From: k.from, To: k.to, Axis: k.axis, Score: round4(s.sum / float64(s.n)), Samples: s.n, Status: Ungated}
 		if th, ok := gs.Threshold(k.from, k.to, k.axis); ok {
 			th := th
 			g.Threshold = &th
 			switch {
 			case s.n < gs.minSamples:
-				g.Status = GateInsufficient
+				g.Status = Insufficient
 			case g.Score < th:
-				g.Status = GateFail
+				g.Status = Fail
 			default:
-				g.Status = GatePass
+				g.Status = Pass
 			}
 		}
 		out = append(out, g)
@@ -333,9 +335,9 @@ func (t *GateTally) Evaluate(gs *GateSet) []GateResult {
 	return out
 }
 
-func sortGates(out []GateResult) {
+func sortGates(out []Result) {
 	axisIndex := map[string]int{}
-	for i, a := range Axes {
+	for i, a := range rubric.Axes {
 		axisIndex[a] = i
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -352,11 +354,11 @@ func sortGates(out []GateResult) {
 
 func round4(f float64) float64 { return math.Round(f*1e4) / 1e4 }
 
-// GatesFailed counts the failing gates.
-func GatesFailed(gates []GateResult) int {
+// Failed counts the failing gates.
+func Failed(gates []Result) int {
 	n := 0
 	for _, g := range gates {
-		if g.Status == GateFail {
+		if g.Status == Fail {
 			n++
 		}
 	}
@@ -378,32 +380,29 @@ type scored struct {
 	score float64
 }
 
-// GateWindow keeps, per gauge pair (a configured pair, else "default") and axis, the
+// Window keeps, per gauge pair (a configured pair, else "default") and axis, the
 // scores of the most recent handoffs (window size, and no older than the window duration).
 // Its memory is bounded by the config: pairs x axes x size. It is safe for concurrent use.
-type GateWindow struct {
+type Window struct {
 	mu    sync.Mutex
-	gs    *GateSet
+	gs    *Set
 	rings map[windowKey][]scored
 }
 
-// NewGateWindow starts an empty window.
-func NewGateWindow(gs *GateSet) *GateWindow {
-	return &GateWindow{gs: gs, rings: map[windowKey][]scored{}}
+// NewWindow starts an empty window.
+func NewWindow(gs *Set) *Window {
+	return &Window{gs: gs, rings: map[windowKey][]scored{}}
 }
 
-// Add puts the scored rubric results in the window and returns the new means of every
-// (pair, axis) they touched, in a stable order.
-func (w *GateWindow) Add(now time.Time, results []Result) []WindowScore {
+// Add puts the scores in the window and returns the new means of every (pair, axis) they
+// touched, in a stable order.
+func (w *Window) Add(now time.Time, scores []Score) []WindowScore {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	touched := map[windowKey]bool{}
-	for _, r := range results {
-		if r.Axis == "" || r.Score == nil || r.From == "" {
-			continue
-		}
+	for _, r := range scores {
 		k := windowKey{w.gs.Bucket(r.From, r.To), r.Axis}
-		ring := append(w.rings[k], scored{at: now, score: *r.Score})
+		ring := append(w.rings[k], scored{at: now, score: r.Score})
 		if over := len(ring) - w.gs.window.Size; over > 0 {
 			ring = append(ring[:0:0], ring[over:]...)
 		}
@@ -414,7 +413,7 @@ func (w *GateWindow) Add(now time.Time, results []Result) []WindowScore {
 }
 
 // Scores returns the means of every (pair, axis) with scores in the window now.
-func (w *GateWindow) Scores(now time.Time) []WindowScore {
+func (w *Window) Scores(now time.Time) []WindowScore {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	all := map[windowKey]bool{}
@@ -424,7 +423,7 @@ func (w *GateWindow) Scores(now time.Time) []WindowScore {
 	return w.means(now, all)
 }
 
-func (w *GateWindow) means(now time.Time, keys map[windowKey]bool) []WindowScore {
+func (w *Window) means(now time.Time, keys map[windowKey]bool) []WindowScore {
 	var out []WindowScore
 	for k := range keys {
 		ring := w.rings[k]
