@@ -267,7 +267,7 @@ func (c *Config) graphOptions() agentgraph.Options {
 }
 
 // compile builds the gates and the evaluator (with grader as its judge; nil: none).
-func (c *Config) compile(grader rules.Grader) (*rules.Evaluator, *gate.Set, error) {
+func (c *Config) compile(grader judge.Grader) (*rules.Evaluator, *gate.Set, error) {
 	gates, gerr := gate.Compile(c.Gates)
 	ev, err := rules.Compile(c.Cases, rules.Options{
 		Defaults: c.Defaults, CostLimit: min(c.EvalCostLimit, rules.MaxCostLimit), Judge: grader, Rubrics: c.Rubrics, Gates: gates,

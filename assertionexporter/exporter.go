@@ -95,7 +95,7 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 	if e.policy, err = cfg.Redaction.Compile(cfg.Judge.Redact...); err != nil {
 		return nil, err
 	}
-	var grader rules.Grader
+	var grader judge.Grader
 	if cfg.Judge.Enabled() {
 		// The API key is read from the environment now: a missing variable is a config
 		// error naming the variable.

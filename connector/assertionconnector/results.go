@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -59,9 +60,9 @@ const (
 // conventions' fallback) when none of the known ones.
 func errorTypeOf(r rules.Result) string {
 	switch {
-	case strings.Contains(r.Message, rules.ErrShutDown.Error()):
+	case strings.Contains(r.Message, judge.ErrShutDown.Error()):
 		return "shutdown"
-	case strings.Contains(r.Message, rules.ErrQueueFull.Error()):
+	case strings.Contains(r.Message, judge.ErrQueueFull.Error()):
 		return "queue_full"
 	case strings.Contains(r.Message, "eval_timeout"):
 		return "eval_timeout"

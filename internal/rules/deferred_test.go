@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 )
 
@@ -42,7 +43,7 @@ func TestGradingFail(t *testing.T) {
 	ev, err := Compile(cases, Options{Judge: c})
 	require.NoError(t, err)
 	e := ev.EvaluateDeferred(context.Background(), goodFlights(0x43).t.Graph(), true)
-	all, graded := e.Grading.Fail(ErrShutDown)
+	all, graded := e.Grading.Fail(judge.ErrShutDown)
 	require.Zero(t, srv.Count())
 	require.Equal(t, e.Now[0], all[0])
 	for _, r := range graded {
@@ -52,7 +53,7 @@ func TestGradingFail(t *testing.T) {
 	}
 	// A context canceled for shutdown sends nothing either.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(ErrShutDown)
+	cancel(judge.ErrShutDown)
 	e = ev.EvaluateDeferred(context.Background(), goodFlights(0x44).t.Graph(), true)
 	_, graded = e.Grading.Run(ctx)
 	require.Zero(t, srv.Count())

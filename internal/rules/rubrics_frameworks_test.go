@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
@@ -320,7 +321,7 @@ func TestRubricWorkFanOutOfOneResponse(t *testing.T) {
 
 	ev, err := Compile(rubricCases(), Options{})
 	require.NoError(t, err)
-	cache := &traceCache{ctx: context.Background(), g: g, jr: &judgeRun{}}
+	cache := &traceCache{ctx: context.Background(), g: g, jr: &judge.Batch{}}
 	out := &evalOut{}
 	ev.cases[0].evaluate(cache, true, out)
 	got := out.results

@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
 // rubricWorkPerItem bounds the rubric checks' visits per span and edge.
@@ -35,7 +36,7 @@ func TestRubricWorkIsLinear(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := agentgraph.BuildAll(tc.td, agentgraph.Options{})[0]
-			cache := &traceCache{ctx: context.Background(), g: g, jr: &judgeRun{}}
+			cache := &traceCache{ctx: context.Background(), g: g, jr: &judge.Batch{}}
 			out := &evalOut{}
 			ev.cases[0].evaluate(cache, true, out)
 			results := out.results

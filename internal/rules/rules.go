@@ -65,7 +65,7 @@ const MaxCostLimit = celexpr.MaxCostLimit
 type Evaluator struct {
 	cases []*compiledCase
 	// judge grades rubrics (nil: judge-graded parts are skipped).
-	judge Grader
+	judge judge.Grader
 	// rubrics are the named rubrics (judgeRubricId; a rubric named after an axis or
 	// GROUNDEDNESS replaces the built-in text).
 	rubrics map[string]string
@@ -134,7 +134,7 @@ type Options struct {
 	// Judge grades rubrics; nil: judge-graded parts end skipped ("no judge is configured")
 	// and the deterministic parts still run. A config without a judge must not have such
 	// steps unless they are deterministicOnly: CheckJudged refuses them at validation.
-	Judge Grader
+	Judge judge.Grader
 	// Rubrics are named rubric texts (judgeRubricId); one named after an axis or
 	// GROUNDEDNESS replaces the built-in text.
 	Rubrics map[string]string
@@ -247,7 +247,7 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 	if e.evalTimeout > 0 {
 		ectx, cancel = context.WithTimeoutCause(ectx, e.evalTimeout, fmt.Errorf("evaluation exceeded eval_timeout (%s)", e.evalTimeout))
 	}
-	return &traceCache{g: g, jr: &judgeRun{}, ctx: ectx}, cancel
+	return &traceCache{g: g, jr: &judge.Batch{}, ctx: ectx}, cancel
 }
 
 // split separates the results decided now from those a grading decides.
@@ -330,7 +330,7 @@ type traceCache struct {
 	vars map[string]any
 	te   *traceEval
 	x    *dagIndex
-	jr   *judgeRun
+	jr   *judge.Batch
 }
 
 // index returns the trace's span index for the handoff rubrics.

@@ -266,7 +266,7 @@ func (cc *contextCheck) decide(run *stepRun, r *Result) *Result {
 func (cc *contextCheck) schedule(run *stepRun, r *Result, edges []*agentgraph.Edge) *Result {
 	jr := run.tc.jr
 	name, criteria := cc.rubric(run.ev.rubrics)
-	jobs := make([]*judgeJob, len(edges))
+	jobs := make([]*judge.Job, len(edges))
 	for i, e := range edges {
 		fields := []judge.Field{
 			{Name: "sender", Text: e.From.Name},
@@ -279,11 +279,11 @@ func (cc *contextCheck) schedule(run *stepRun, r *Result, edges []*agentgraph.Ed
 		if e.Context.Found() {
 			fields = append(fields, judge.Field{Name: "context_summary", Text: e.Context.Text})
 		}
-		jobs[i] = jr.add(judge.Request{Rubric: name, Criteria: criteria, Fields: fields})
+		jobs[i] = jr.Add(judge.Request{Rubric: name, Criteria: criteria, Fields: fields})
 	}
 	filled := *r
 	ev := run.ev
-	jr.then(func() { cc.applyJudge(ev, &filled, edges, jobs) })
+	jr.Then(func() { cc.applyJudge(ev, &filled, edges, jobs) })
 	return &filled
 }
 
@@ -311,33 +311,33 @@ func (cc *contextCheck) rubric(named map[string]string) (string, string) {
 // applyJudge decides the step from the gradings of its handoffs: an error if any grading
 // failed (skipped when the budget was spent), a failure naming each handoff the judge
 // failed, else a pass. Score is the lowest score.
-func (cc *contextCheck) applyJudge(ev *Evaluator, r *Result, edges []*agentgraph.Edge, jobs []*judgeJob) {
+func (cc *contextCheck) applyJudge(ev *Evaluator, r *Result, edges []*agentgraph.Edge, jobs []*judge.Job) {
 	prefix := ""
 	if cc.deterministic() {
 		prefix = "deterministic checks passed; "
 	}
 	var failed, passed []string
 	lowest := 1.0
-	var worst *judgeJob
+	var worst *judge.Job
 	for i, j := range jobs {
 		at := fmt.Sprintf("handoff %s -> %s (span %s)", edges[i].From.Name, edges[i].To.Name, edges[i].To.Span.ID)
-		if j.err != nil {
-			r.Outcome, r.Message = judgeOutcome(j.err)
+		if j.Err != nil {
+			r.Outcome, r.Message = judgeOutcome(j.Err)
 			r.Message = prefix + at + ": " + r.Message
 			return
 		}
-		if j.v.Score <= lowest {
-			lowest, worst = j.v.Score, j
+		if j.Verdict.Score <= lowest {
+			lowest, worst = j.Verdict.Score, j
 		}
-		line := fmt.Sprintf("%s: %s (score %.2f)", at, j.v.Reason, j.v.Score)
-		if j.v.Pass {
+		line := fmt.Sprintf("%s: %s (score %.2f)", at, j.Verdict.Reason, j.Verdict.Score)
+		if j.Verdict.Pass {
 			passed = append(passed, line)
 		} else {
 			failed = append(failed, line)
 		}
 	}
 	r.Score = &lowest
-	r.Judge = ev.verdict(worst.v)
+	r.Judge = ev.verdict(worst.Verdict)
 	r.Actual = fmt.Sprintf("%d handoffs graded, %d passed the %s rubric (judge)", len(jobs), len(passed), cc.cfg.rubricName())
 	if len(failed) > 0 {
 		r.Outcome, r.Message = Fail, prefix+"judge: "+strings.Join(failed, "; ")

@@ -322,9 +322,9 @@ func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.
 	}
 	off := rs.judgeOff(ev)
 	if off == "" && c.missing == "" {
-		job := run.tc.jr.add(judge.Request{Rubric: axis, Criteria: rubric.Text(ev.rubrics, axis), Fields: c.fields})
+		job := run.tc.jr.Add(judge.Request{Rubric: axis, Criteria: rubric.Text(ev.rubrics, axis), Fields: c.fields})
 		filled := *r
-		run.tc.jr.then(func() { applyRubricJudge(ev, &filled, job, det, passed) })
+		run.tc.jr.Then(func() { applyRubricJudge(ev, &filled, job, det, passed) })
 		return &filled
 	}
 	withoutJudge(r, axis, off, c.missing, det, passed, na)
@@ -364,13 +364,13 @@ func withoutJudge(r *Result, axis, off, missing, det string, passed, na []string
 }
 
 // applyRubricJudge fills in a rubric result from its grading.
-func applyRubricJudge(ev *Evaluator, r *Result, job *judgeJob, det string, passed []string) {
+func applyRubricJudge(ev *Evaluator, r *Result, job *judge.Job, det string, passed []string) {
 	detail := ""
 	if len(passed) > 0 {
 		detail = "; deterministic checks passed: " + strings.Join(passed, "; ")
 	}
-	if job.err != nil {
-		r.Outcome, r.Message = judgeOutcome(job.err)
+	if job.Err != nil {
+		r.Outcome, r.Message = judgeOutcome(job.Err)
 		r.Actual = "not graded"
 		if det != "" {
 			r.Actual += ": " + det
@@ -378,7 +378,7 @@ func applyRubricJudge(ev *Evaluator, r *Result, job *judgeJob, det string, passe
 		r.Message += detail
 		return
 	}
-	v := job.v
+	v := job.Verdict
 	score := v.Score
 	r.Score, r.Judge = &score, ev.verdict(v)
 	verdict := "fail"
