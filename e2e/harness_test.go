@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -70,26 +70,15 @@ func collectorBinary(t *testing.T) string {
 	return bin
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-// handedOut remembers every port freePort gave in this test binary: the kernel may offer a
-// just-closed port again, and two components of one config must not share one.
-var handedOut sync.Map
-
+// freePort returns a loopback TCP port that was free a moment ago, never one handed out
+// before in this test binary (freeport.Pick).
 func freePort(t *testing.T) int {
 	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if _, dup := handedOut.LoadOrStore(port, true); !dup {
-			return port
-		}
+	port, err := freeport.Pick()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no fresh loopback port after 100 tries")
-	return 0
+	return port
 }
 
 func writeConfig(t *testing.T, dir string, p configParams) string {
@@ -559,19 +548,12 @@ func (m metrics) names(prefixes ...string) string {
 	return strings.Join(out, "\n")
 }
 
-// freePorts returns n distinct loopback TCP ports that were free a moment ago. All n are
-// held open together while they are picked: freePort, called n times, can return the same
-// port twice (a closed port is free again at once).
+// freePorts returns n distinct loopback TCP ports that were free a moment ago.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	ports := make([]int, 0, n)
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, freePort(t))
 	}
 	return ports
 }

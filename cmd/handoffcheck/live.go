@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
@@ -79,8 +79,8 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 	if err != nil {
 		return o.fail(stderr, err)
 	}
-	grpcPort, err1 := freePort()
-	httpPort, err2 := freePort()
+	grpcPort, err1 := freeport.Pick()
+	httpPort, err2 := freeport.Pick()
 	if err := errors.Join(err1, err2); err != nil {
 		pl.abort(ctx)
 		return o.fail(stderr, err)
@@ -139,14 +139,4 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 		return exitCommandFailed
 	}
 	return code
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
