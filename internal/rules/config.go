@@ -13,8 +13,10 @@ const (
 	ActionDelegation = "EXPECT_DELEGATION_TO"
 	ActionBudget     = "EXPECT_AGENT_BUDGET"
 	ActionContext    = "EXPECT_HANDOFF_CONTEXT"
-	// ActionRubrics grades every matching handoff on the seed-004 rubrics (rubrics.go).
+	// ActionRubrics grades every matching handoff on the seed-004 rubrics (step_rubrics.go).
 	ActionRubrics = "EXPECT_HANDOFF_RUBRICS"
+	// ActionAgentTools limits the tools an agent may call (step_agent_tools.go).
+	ActionAgentTools = "EXPECT_AGENT_TOOLS"
 )
 
 // Topology sources.

@@ -52,6 +52,7 @@ var stepKinds = []struct {
 	{ActionContext, func() StepKind { return &ContextStep{} }},
 	{ActionBudget, func() StepKind { return &BudgetStep{} }},
 	{ActionRubrics, func() StepKind { return &RubricsStep{} }},
+	{ActionAgentTools, func() StepKind { return &AgentToolsStep{} }},
 }
 
 // NewStepKind returns an empty typed config of action (false when no kind has it).

@@ -50,7 +50,7 @@ func TestStepUnmarshal(t *testing.T) {
 		{
 			map[string]any{"action": "EXPECT_MAGIC", "fromAgent": "a"},
 			`cases[0] (c).steps[1].action: unknown action "EXPECT_MAGIC" (want one of ` + "ASSERT_AGENT_TOPOLOGY, EXPECT_DELEGATION_TO, " +
-				"EXPECT_HANDOFF_CONTEXT, EXPECT_AGENT_BUDGET, EXPECT_HANDOFF_RUBRICS)",
+				"EXPECT_HANDOFF_CONTEXT, EXPECT_AGENT_BUDGET, EXPECT_HANDOFF_RUBRICS, EXPECT_AGENT_TOOLS)",
 		},
 		{
 			map[string]any{"agentName": "a"},
