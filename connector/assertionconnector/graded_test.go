@@ -16,6 +16,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // TestGradedResultsFollowInLogsAndMetrics: the traces leave at once with the deterministic
@@ -38,7 +39,7 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	out := h.traces.AllTraces()[0]
 	agents := agentSpans(t, in)
 	var pending int64
-	forEachSpan(out, func(_ pcommon.Resource, sp ptrace.Span) {
+	spanwalk.Each(out, func(_ pcommon.Resource, sp ptrace.Span) {
 		for _, a := range agents {
 			if sp.SpanID().String() == a[""] {
 				v, ok := sp.Attributes().Get(AttrVerdictPending)
@@ -70,7 +71,7 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	label, _ := lr.Attributes().Get(AttrScoreLabel)
 	require.Equal(t, "pass", label.Str())
 	var handoffSpan string
-	forEachSpan(out, func(_ pcommon.Resource, sp ptrace.Span) {
+	spanwalk.Each(out, func(_ pcommon.Resource, sp ptrace.Span) {
 		if src, _ := sp.Attributes().Get(AttrHandoffSource); src.Str() == "triage" {
 			handoffSpan = sp.SpanID().String()
 		}

@@ -24,20 +24,7 @@ func readCapture(t *testing.T, name string) ptrace.Traces {
 
 // setEnd moves the end of the span with the given id.
 func setEnd(t *testing.T, td ptrace.Traces, id string, end func(start pcommon.Timestamp) pcommon.Timestamp) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if sp := spans.At(k); sp.SpanID().String() == id {
-					sp.SetEndTimestamp(end(sp.StartTimestamp()))
-					return
-				}
-			}
-		}
-	}
-	t.Fatalf("no span %s", id)
+	eachSpanByID(t, td, id, func(sp ptrace.Span) { sp.SetEndTimestamp(end(sp.StartTimestamp())) })
 }
 
 func budgetResult(t *testing.T, td ptrace.Traces, step StepConfig) Result {

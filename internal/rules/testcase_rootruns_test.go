@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // Issue 11, behaviour 4: a supervisor resumed as new runs is one logical agent for the
@@ -236,19 +238,12 @@ func outcomesOf(rs map[string]Result) map[string]string {
 func eachSpanByID(t *testing.T, td ptrace.Traces, id string, f func(ptrace.Span)) {
 	t.Helper()
 	n := 0
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if sp := spans.At(k); sp.SpanID().String() == id {
-					f(sp)
-					n++
-				}
-			}
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		if sp.SpanID().String() == id {
+			f(sp)
+			n++
 		}
-	}
+	})
 	require.Equal(t, 1, n, "span %s", id)
 }
 
