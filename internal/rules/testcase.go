@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"go.opentelemetry.io/collector/confmap"
 )
 
 // Seed-001 test-case fields. They keep the seed's snake_case keys so users' specs paste in
@@ -22,48 +20,6 @@ const (
 	FieldExpectedTriggered     = "expected_triggered"
 )
 
-// ToolCallSpec is one item of expected_tool_calls: a bare tool name (the tool is called at
-// least once) or a one-key map `tool: expression` over invocations, params and context.
-type ToolCallSpec struct {
-	// Tool is the tool name (decoded from the item itself, not from a key).
-	Tool string `mapstructure:"-"`
-	// Expr is the expression; empty for a bare tool name.
-	Expr string `mapstructure:"-"`
-}
-
-// UnmarshalText decodes the bare-name form.
-func (t *ToolCallSpec) UnmarshalText(b []byte) error {
-	t.Tool, t.Expr = string(b), ""
-	return nil
-}
-
-// Unmarshal decodes the `tool: expression` form.
-func (t *ToolCallSpec) Unmarshal(conf *confmap.Conf) error {
-	m := conf.ToStringMap()
-	if len(m) != 1 {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return fmt.Errorf("an expected_tool_calls item is a tool name or a one-key map `tool: expression`, got keys %s", strings.Join(keys, ", "))
-	}
-	for k, v := range m {
-		t.Tool = k
-		switch v := v.(type) {
-		case string:
-			t.Expr = v
-		case bool, int, int64, uint64, float64:
-			t.Expr = fmt.Sprint(v)
-		case nil:
-			t.Expr = ""
-		default:
-			return fmt.Errorf("expected_tool_calls item %q: the expression must be a string, got %T", k, v)
-		}
-	}
-	return nil
-}
-
 // AgentExpectations are the assertions on one agent invocation, shared by a case (on the
 // root agent) and by each entry of expected_child_agents (on the triggered agent).
 type AgentExpectations struct {
@@ -79,56 +35,9 @@ type AgentExpectations struct {
 	ExpectedChildAgents ChildAgents `mapstructure:"expected_child_agents"`
 }
 
-// ChildAgents is expected_child_agents: agent name → spec, recursively. It wraps the map so
-// the spec can nest without making the config type recursive (the collector's config
-// checks walk config types).
-type ChildAgents struct {
-	specs map[string]*ChildAgentSpec
-}
-
-// NewChildAgents returns the ChildAgents of specs.
-func NewChildAgents(specs map[string]*ChildAgentSpec) ChildAgents { return ChildAgents{specs: specs} }
-
-// Specs returns the specs by agent name.
-func (c ChildAgents) Specs() map[string]*ChildAgentSpec { return c.specs }
-
-// Len is the number of agents.
-func (c ChildAgents) Len() int { return len(c.specs) }
-
-// Unmarshal decodes the agent-name keyed map; each spec is decoded strictly.
-func (c *ChildAgents) Unmarshal(conf *confmap.Conf) error {
-	raw := conf.ToStringMap()
-	c.specs = make(map[string]*ChildAgentSpec, len(raw))
-	for _, name := range sortedKeys(raw) {
-		switch v := raw[name].(type) {
-		case nil:
-			c.specs[name] = nil
-		case map[string]any:
-			spec := &ChildAgentSpec{}
-			if err := confmap.NewFromStringMap(v).Unmarshal(spec); err != nil {
-				return fmt.Errorf("%s.%s: %w", FieldExpectedChildAgents, name, err)
-			}
-			c.specs[name] = spec
-		default:
-			return fmt.Errorf("%s.%s: must be a map of assertions, got %T", FieldExpectedChildAgents, name, v)
-		}
-	}
-	return nil
-}
-
 func (a AgentExpectations) empty() bool {
 	return a.ExpectedResult == "" && len(a.ExpectedToolCalls) == 0 && len(a.ExpectedToolCallOrder) == 0 &&
 		len(a.ExpectedNoToolCalls) == 0 && a.ExpectedChildAgents.Len() == 0
-}
-
-// ChildAgentSpec is one entry of expected_child_agents.
-type ChildAgentSpec struct {
-	// ExpectedPayload is an expression over payload, payload_raw and context.
-	ExpectedPayload string `mapstructure:"expected_payload"`
-	// ExpectedTriggered is the exact number of times the parent triggered this agent.
-	ExpectedTriggered *int `mapstructure:"expected_triggered"`
-
-	AgentExpectations `mapstructure:",squash"`
 }
 
 // TestFields are the seed-001 test-case fields of a case, and of the exporter's defaults.

@@ -1,0 +1,32 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+)
+
+func noToolsExpected(tools []string) string {
+	return "none of " + strings.Join(tools, ", ") + " called"
+}
+
+func noToolCalls(r *Result, a *logicalAgent, forbidden []string) {
+	r.Expected = noToolsExpected(forbidden)
+	bad := map[string]bool{}
+	for _, name := range forbidden {
+		bad[name] = true
+	}
+	counts := map[string]int{}
+	for _, tc := range a.toolCalls {
+		if bad[tc.Name] {
+			counts[tc.Name]++
+			r.Spans = append(r.Spans, tc.Span.ID.String())
+		}
+	}
+	if len(counts) == 0 {
+		r.Outcome, r.Actual = Pass, "none of them called"
+		r.Message = fmt.Sprintf("agent %s called none of %s", a.label(), strings.Join(forbidden, ", "))
+		return
+	}
+	r.Outcome, r.Actual = Fail, "called: "+formatCounts(counts)
+	r.Message = fmt.Sprintf("agent %s called tools it must not call: %s", a.label(), formatCounts(counts))
+}

@@ -1,0 +1,269 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"go.opentelemetry.io/collector/confmap"
+)
+
+type compiledTool struct {
+	spec ToolCallSpec
+	e    *celexpr.Expr // nil for a bare tool name
+	// counts is true when the expression reads invocations.
+	counts bool
+}
+
+func (ct *compiledTool) expected() string {
+	if ct.e == nil {
+		return ct.spec.Tool + " called at least once"
+	}
+	return ct.spec.Tool + ": " + ct.e.Src
+}
+
+// evalTool evaluates one expected_tool_calls entry with filter-then-count semantics: each
+// call of the tool is evaluated with invocations unknown, and matches unless the result is
+// false; invocations is then bound to the number of matching calls and the residual of each
+// matching call evaluated.
+func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
+	tool := ct.spec.Tool
+	var calls []*agentgraph.ToolCall
+	for _, tc := range a.toolCalls {
+		if tc.Name == tool {
+			calls = append(calls, tc)
+		}
+	}
+	r.Expected = ct.expected()
+	if ct.e == nil {
+		r.Actual = fmt.Sprintf("%d calls", len(calls))
+		r.Spans = callSpans(calls)
+		if len(calls) == 0 {
+			r.Outcome = Fail
+			r.Message = fmt.Sprintf("%s was never called by agent %s (%s)", tool, a.label(), toolSummary(a))
+			return
+		}
+		r.Outcome = Pass
+		r.Message = fmt.Sprintf("agent %s called %s %d times", a.label(), tool, len(calls))
+		return
+	}
+	e := ct.e
+	type residual struct {
+		text string
+		prg  cel.Program
+	}
+	var residuals []residual
+	seen := map[string]bool{}
+	var matching []*agentgraph.ToolCall
+	var argsSeen []string
+	for i, tc := range calls {
+		params, isObject := tc.ParsedArgs()
+		if len(argsSeen) < 3 {
+			argsSeen = append(argsSeen, show(params))
+		}
+		act, err := cel.PartialVars(map[string]any{"params": params, "context": te.ctx}, cel.AttributePattern("invocations"))
+		if err != nil {
+			setError(r, "%s: %v", tool, err)
+			return
+		}
+		val, det, err := e.Eval(te.deadline, act)
+		if err != nil {
+			r.Spans = []string{tc.Span.ID.String()}
+			setError(r, "%s call %d of %d (span %s) could not be evaluated against `%s`: %v%s%s",
+				tool, i+1, len(calls), tc.Span.ID, e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
+			return
+		}
+		ok, isUnknown, err := celexpr.Bool(val)
+		if err != nil {
+			setError(r, "%s call %d of %d (span %s): %v", tool, i+1, len(calls), tc.Span.ID, err)
+			return
+		}
+		if !isUnknown && !ok {
+			continue
+		}
+		text := "true"
+		var prg cel.Program
+		if isUnknown {
+			res, err := e.Residual(det)
+			if err != nil {
+				setError(r, "%s call %d of %d (span %s): residual of `%s`: %v", tool, i+1, len(calls), tc.Span.ID, e.Src, err)
+				return
+			}
+			if celexpr.References(res)["params"] {
+				// Only an error keeps params in the residual (e.g. a missing key, absorbed
+				// by the unknown invocations).
+				r.Spans = []string{tc.Span.ID.String()}
+				setError(r, "%s call %d of %d (span %s) could not be evaluated against `%s`: %s%s",
+					tool, i+1, len(calls), tc.Span.ID, e.Src, celexpr.StateError(det), argsHint(tc, isObject))
+				return
+			}
+			prg, text, err = e.ResidualProgram(res)
+			if err != nil {
+				setError(r, "%s call %d of %d (span %s): residual of `%s`: %v", tool, i+1, len(calls), tc.Span.ID, e.Src, err)
+				return
+			}
+		}
+		matching = append(matching, tc)
+		if !seen[text] {
+			seen[text] = true
+			residuals = append(residuals, residual{text, prg})
+		}
+	}
+	n := len(matching)
+	r.Actual = fmt.Sprintf("%d calls, %d matching", len(calls), n)
+	r.Spans = callSpans(matching)
+	if n == 0 {
+		r.Spans = callSpans(calls)
+	}
+	filter := fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, e.Src)
+	if !ct.counts {
+		if n == 0 {
+			r.Outcome = Fail
+			if len(calls) == 0 {
+				r.Message = fmt.Sprintf("%s was never called by agent %s (%s); `%s` needs at least one matching call", tool, a.label(), toolSummary(a), e.Src)
+			} else {
+				r.Message = fmt.Sprintf("agent %s: none of %d %s calls match `%s` (arguments seen: %s)", a.label(), len(calls), tool, e.Src, strings.Join(argsSeen, "; "))
+			}
+			return
+		}
+		r.Outcome = Pass
+		r.Message = fmt.Sprintf("agent %s: %s", a.label(), filter)
+		return
+	}
+	if n == 0 {
+		// No call to take a residual from: evaluate with params unknown. Unknown means the
+		// verdict depends only on the (absent) calls' params: it holds.
+		act, err := cel.PartialVars(map[string]any{"invocations": int64(0), "context": te.ctx}, cel.AttributePattern("params"))
+		if err != nil {
+			setError(r, "%s: %v", tool, err)
+			return
+		}
+		val, _, err := e.Eval(te.deadline, act)
+		if err != nil {
+			setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, contextHint(err, te.ctx, e))
+			return
+		}
+		ok, isUnknown, err := celexpr.Bool(val)
+		switch {
+		case err != nil:
+			setError(r, "%s: %v", tool, err)
+		case ok || isUnknown:
+			r.Outcome = Pass
+			r.Message = fmt.Sprintf("agent %s: %s, and `%s` holds with invocations = 0", a.label(), filter, e.Src)
+			if len(calls) == 0 {
+				r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.Src)
+			}
+		case len(calls) == 0:
+			r.Outcome = Fail
+			r.Message = fmt.Sprintf("%s was never called by agent %s (%s), and `%s` is false with invocations = 0", tool, a.label(), toolSummary(a), e.Src)
+		default:
+			r.Outcome = Fail
+			r.Message = fmt.Sprintf("agent %s: %s (arguments seen: %s), and `%s` is false with invocations = 0",
+				a.label(), filter, strings.Join(argsSeen, "; "), e.Src)
+		}
+		return
+	}
+	var held []string
+	for _, res := range residuals {
+		if res.prg == nil {
+			continue // the call matched outright (true)
+		}
+		val, _, err := res.prg.ContextEval(te.deadline, map[string]any{"invocations": int64(n), "context": te.ctx})
+		if err != nil {
+			setError(r, "%s: residual `%s` could not be evaluated with invocations = %d: %v", tool, res.text, n, err)
+			return
+		}
+		ok, _, err := celexpr.Bool(val)
+		if err != nil {
+			setError(r, "%s: residual `%s`: %v", tool, res.text, err)
+			return
+		}
+		if !ok {
+			r.Outcome = Fail
+			r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), filter, res.text, n)
+			return
+		}
+		held = append(held, "`"+res.text+"`")
+	}
+	r.Outcome = Pass
+	if len(held) == 0 {
+		r.Message = fmt.Sprintf("agent %s: %s", a.label(), filter)
+		return
+	}
+	r.Message = fmt.Sprintf("agent %s: %s, and the residual %s holds with invocations = %d", a.label(), filter, strings.Join(held, " and "), n)
+}
+
+func argsHint(tc *agentgraph.ToolCall, isObject bool) string {
+	if isObject {
+		return ""
+	}
+	if !tc.Args.Found() {
+		return fmt.Sprintf(" (the call's arguments were not captured: none of %s)", strings.Join(tc.Args.Tried, ", "))
+	}
+	return fmt.Sprintf(" (the call's arguments are not a JSON object, so params is empty: %s)", show(tc.Args.Text))
+}
+
+func callSpans(calls []*agentgraph.ToolCall) []string {
+	var out []string
+	for _, tc := range calls {
+		out = append(out, tc.Span.ID.String())
+	}
+	return out
+}
+
+// toolSummary names the tools an agent called, with counts.
+func toolSummary(a *logicalAgent) string {
+	if len(a.toolCalls) == 0 {
+		return "it made no tool calls"
+	}
+	counts := map[string]int{}
+	for _, tc := range a.toolCalls {
+		counts[tc.Name]++
+	}
+	return "its tool calls: " + formatCounts(counts)
+}
+
+// ToolCallSpec is one item of expected_tool_calls: a bare tool name (the tool is called at
+// least once) or a one-key map `tool: expression` over invocations, params and context.
+type ToolCallSpec struct {
+	// Tool is the tool name (decoded from the item itself, not from a key).
+	Tool string `mapstructure:"-"`
+	// Expr is the expression; empty for a bare tool name.
+	Expr string `mapstructure:"-"`
+}
+
+// UnmarshalText decodes the bare-name form.
+func (t *ToolCallSpec) UnmarshalText(b []byte) error {
+	t.Tool, t.Expr = string(b), ""
+	return nil
+}
+
+// Unmarshal decodes the `tool: expression` form.
+func (t *ToolCallSpec) Unmarshal(conf *confmap.Conf) error {
+	m := conf.ToStringMap()
+	if len(m) != 1 {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return fmt.Errorf("an expected_tool_calls item is a tool name or a one-key map `tool: expression`, got keys %s", strings.Join(keys, ", "))
+	}
+	for k, v := range m {
+		t.Tool = k
+		switch v := v.(type) {
+		case string:
+			t.Expr = v
+		case bool, int, int64, uint64, float64:
+			t.Expr = fmt.Sprint(v)
+		case nil:
+			t.Expr = ""
+		default:
+			return fmt.Errorf("expected_tool_calls item %q: the expression must be a string, got %T", k, v)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+)
+
+func orderExpected(order []string) string {
+	return strings.Join(order, " -> ") + " in this relative order"
+}
+
+func toolOrder(r *Result, a *logicalAgent, order []string) {
+	r.Expected = orderExpected(order)
+	j := 0
+	var spans []string
+	for _, tc := range a.toolCalls {
+		if j < len(order) && tc.Name == order[j] {
+			spans = append(spans, tc.Span.ID.String())
+			j++
+		}
+	}
+	r.Actual = toolSequence(a)
+	r.Spans = spans
+	if j == len(order) {
+		r.Outcome = Pass
+		r.Message = fmt.Sprintf("agent %s called %s in order", a.label(), strings.Join(order, " -> "))
+		return
+	}
+	r.Outcome = Fail
+	if j == 0 {
+		r.Message = fmt.Sprintf("agent %s: expected %s in this order, but %s was never called (calls: %s)",
+			a.label(), strings.Join(order, " -> "), order[0], r.Actual)
+		return
+	}
+	r.Message = fmt.Sprintf("agent %s: expected %s in this order, but no %s call follows %s (calls: %s)",
+		a.label(), strings.Join(order, " -> "), order[j], strings.Join(order[:j], " -> "), r.Actual)
+}
+
+// toolSequence lists an agent's tool calls in order (at most 20).
+func toolSequence(a *logicalAgent) string {
+	if len(a.toolCalls) == 0 {
+		return "no tool calls"
+	}
+	var names []string
+	for i, tc := range a.toolCalls {
+		if i == 20 {
+			names = append(names, fmt.Sprintf("... (%d more)", len(a.toolCalls)-20))
+			break
+		}
+		names = append(names, tc.Name)
+	}
+	return strings.Join(names, ", ")
+}
