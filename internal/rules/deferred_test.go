@@ -69,7 +69,7 @@ func TestEvalTimeoutSeedExpression(t *testing.T) {
 	}
 	l := "[" + strings.Join(list, ",") + "]"
 	slow := fmt.Sprintf(`%s.all(a, %s.all(b, %s.all(c, a + b + c >= 0))) && status == "completed"`, l, l, l)
-	cases := []CaseConfig{{Name: "c", TestFields: TestFields{AgentExpectations: AgentExpectations{ExpectedResult: slow}}}}
+	cases := []CaseConfig{{Name: "c", TestFields: TestFields{AgentExpectations: AgentExpectations{ExpectedResult: ExpectedResult(slow)}}}}
 	ev, err := Compile(cases, Options{CostLimit: MaxCostLimit, EvalTimeout: 5 * time.Millisecond})
 	require.NoError(t, err)
 	e := ev.EvaluateDeferred(context.Background(), goodFlights(0x45).t.Graph(), true)

@@ -398,3 +398,73 @@ type ChildAgentSpec struct {
 
 	AgentExpectations `mapstructure:",squash"`
 }
+
+func (c ChildAgents) set() bool { return c.Len() > 0 }
+
+// Validate checks each entry: a non-empty agent name, at least one assertion, a count that
+// is not negative, and its own fields.
+func (c ChildAgents) Validate() error {
+	var errs []error
+	for _, name := range sortedKeys(c.specs) {
+		child := c.specs[name]
+		where := FieldExpectedChildAgents + "." + name
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, fmt.Errorf("%s: the agent name must not be empty", FieldExpectedChildAgents))
+			continue
+		}
+		if child == nil || (child.ExpectedPayload == "" && child.ExpectedTriggered == nil && child.empty()) {
+			errs = append(errs, fmt.Errorf("%s: set at least one of expected_payload, expected_triggered, expected_result, "+
+				"expected_tool_calls, expected_tool_call_order, expected_no_tool_calls, expected_child_agents", where))
+			continue
+		}
+		if child.ExpectedTriggered != nil && *child.ExpectedTriggered < 0 {
+			errs = append(errs, fmt.Errorf("%s.%s: must not be negative, got %d", where, FieldExpectedTriggered, *child.ExpectedTriggered))
+		}
+		errs = append(errs, validateExpectations(where, child.AgentExpectations)...)
+	}
+	return joinErrs(errs)
+}
+
+func (c ChildAgents) compile(env compileEnv) (expectation, error) {
+	var errs []error
+	var out childChecks
+	for _, name := range sortedKeys(c.specs) {
+		spec := c.specs[name]
+		if spec == nil {
+			continue
+		}
+		where := FieldExpectedChildAgents + "." + name
+		ch := &compiledChild{name: name, triggered: spec.ExpectedTriggered}
+		if spec.ExpectedPayload != "" {
+			e, err := celexpr.Compile(env.envs.payload, spec.ExpectedPayload, env.costLimit, cel.OptPartialEval)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s.%s: %w", where, FieldExpectedPayload, err))
+			}
+			ch.payload = e
+		}
+		sub, subErrs := compileExpectations(env, where, spec.AgentExpectations)
+		errs = append(errs, subErrs...)
+		ch.compiledExpectations = *sub
+		out = append(out, ch)
+	}
+	return out, joinErrs(errs)
+}
+
+// childChecks is expected_child_agents compiled, sorted by agent name.
+type childChecks []*compiledChild
+
+func (cc childChecks) refs(prefix string) []stepRef {
+	var out []stepRef
+	for _, ch := range cc {
+		out = append(out, ch.steps(childPrefix(prefix, ch.name))...)
+	}
+	return out
+}
+
+func (cc childChecks) evaluate(te *traceEval, base Result, a *logicalAgent, prefix string) []Result {
+	var out []Result
+	for _, ch := range cc {
+		out = append(out, te.evalChild(base, a, ch, childPrefix(prefix, ch.name))...)
+	}
+	return out
+}

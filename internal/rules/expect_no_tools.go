@@ -30,3 +30,24 @@ func noToolCalls(r *Result, a *logicalAgent, forbidden []string) {
 	r.Outcome, r.Actual = Fail, "called: "+formatCounts(counts)
 	r.Message = fmt.Sprintf("agent %s called tools it must not call: %s", a.label(), formatCounts(counts))
 }
+
+// ExpectedNoToolCalls is expected_no_tool_calls: tools the agent must not call.
+type ExpectedNoToolCalls []string
+
+func (n ExpectedNoToolCalls) set() bool { return len(n) > 0 }
+
+// Validate checks the tool names.
+func (n ExpectedNoToolCalls) Validate() error { return validToolNames(FieldExpectedNoToolCalls, n) }
+
+func (n ExpectedNoToolCalls) compile(compileEnv) (expectation, error) { return n, nil }
+
+func (n ExpectedNoToolCalls) refs(prefix string) []stepRef {
+	return []stepRef{{prefix + FieldExpectedNoToolCalls, FieldExpectedNoToolCalls, noToolsExpected(n)}}
+}
+
+func (n ExpectedNoToolCalls) evaluate(_ *traceEval, base Result, a *logicalAgent, prefix string) []Result {
+	r := fieldResult(base, prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls)
+	noToolCalls(&r, a, n)
+	r.Spans = append(a.spanIDs(), r.Spans...)
+	return []Result{r}
+}

@@ -60,3 +60,33 @@ func (te *traceEval) evalResult(r *Result, a *logicalAgent, e *celexpr.Expr) {
 		r.Message = fmt.Sprintf("agent %s: expected `%s`, got %s (status: %s)", a.label(), e.Src, r.Actual, f.statusWhy)
 	}
 }
+
+// ExpectedResult is expected_result: an expression over status, output, error and context,
+// asserted on the status, error and output of the agent's last run.
+type ExpectedResult string
+
+func (e ExpectedResult) set() bool { return e != "" }
+
+// Validate has nothing to check: the expression is checked when it compiles.
+func (e ExpectedResult) Validate() error { return nil }
+
+func (e ExpectedResult) compile(env compileEnv) (expectation, error) {
+	x, err := celexpr.Compile(env.envs.result, string(e), env.costLimit, cel.OptPartialEval)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", FieldExpectedResult, err)
+	}
+	return resultCheck{x}, nil
+}
+
+// resultCheck is expected_result compiled.
+type resultCheck struct{ e *celexpr.Expr }
+
+func (c resultCheck) refs(prefix string) []stepRef {
+	return []stepRef{{prefix + FieldExpectedResult, FieldExpectedResult, c.e.Src}}
+}
+
+func (c resultCheck) evaluate(te *traceEval, base Result, a *logicalAgent, prefix string) []Result {
+	r := fieldResult(base, prefix+FieldExpectedResult, FieldExpectedResult)
+	te.evalResult(&r, a, c.e)
+	return []Result{r}
+}

@@ -267,3 +267,60 @@ func (t *ToolCallSpec) Unmarshal(conf *confmap.Conf) error {
 	}
 	return nil
 }
+
+// ExpectedToolCalls is expected_tool_calls: independent assertions on the agent's own tool
+// calls, one result each.
+type ExpectedToolCalls []ToolCallSpec
+
+func (tc ExpectedToolCalls) set() bool { return len(tc) > 0 }
+
+// Validate checks the tool names.
+func (tc ExpectedToolCalls) Validate() error {
+	var errs fieldErrors
+	for i, spec := range tc {
+		if strings.TrimSpace(spec.Tool) == "" {
+			errs.add(fmt.Sprintf("%s[%d]", FieldExpectedToolCalls, i), "the tool name must not be empty")
+		}
+	}
+	return errs.err()
+}
+
+func (tc ExpectedToolCalls) compile(env compileEnv) (expectation, error) {
+	var errs []error
+	var out toolChecks
+	for i, spec := range tc {
+		ct := &compiledTool{spec: spec}
+		if strings.TrimSpace(spec.Expr) != "" {
+			e, err := celexpr.Compile(env.envs.tool, spec.Expr, env.costLimit, cel.OptPartialEval|cel.OptTrackState)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d] (%s): %w", FieldExpectedToolCalls, i, spec.Tool, err))
+			} else {
+				ct.e, ct.counts = e, e.Uses("invocations")
+			}
+		}
+		out = append(out, ct)
+	}
+	return out, joinErrs(errs)
+}
+
+// toolChecks is expected_tool_calls compiled.
+type toolChecks []*compiledTool
+
+func (tc toolChecks) refs(prefix string) []stepRef {
+	out := make([]stepRef, 0, len(tc))
+	for i, ct := range tc {
+		out = append(out, stepRef{fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls, ct.expected()})
+	}
+	return out
+}
+
+func (tc toolChecks) evaluate(te *traceEval, base Result, a *logicalAgent, prefix string) []Result {
+	out := make([]Result, 0, len(tc))
+	for i, ct := range tc {
+		r := fieldResult(base, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls)
+		te.evalTool(&r, a, ct)
+		r.Spans = append(a.spanIDs(), r.Spans...)
+		out = append(out, r)
+	}
+	return out
+}

@@ -51,3 +51,38 @@ func toolSequence(a *logicalAgent) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// ExpectedToolCallOrder is expected_tool_call_order: tools the agent calls in this relative
+// order (other calls may come between).
+type ExpectedToolCallOrder []string
+
+func (o ExpectedToolCallOrder) set() bool { return len(o) > 0 }
+
+// Validate checks the tool names.
+func (o ExpectedToolCallOrder) Validate() error {
+	return validToolNames(FieldExpectedToolCallOrder, o)
+}
+
+func (o ExpectedToolCallOrder) compile(compileEnv) (expectation, error) { return o, nil }
+
+func (o ExpectedToolCallOrder) refs(prefix string) []stepRef {
+	return []stepRef{{prefix + FieldExpectedToolCallOrder, FieldExpectedToolCallOrder, orderExpected(o)}}
+}
+
+func (o ExpectedToolCallOrder) evaluate(_ *traceEval, base Result, a *logicalAgent, prefix string) []Result {
+	r := fieldResult(base, prefix+FieldExpectedToolCallOrder, FieldExpectedToolCallOrder)
+	toolOrder(&r, a, o)
+	r.Spans = append(a.spanIDs(), r.Spans...)
+	return []Result{r}
+}
+
+// validToolNames reports each empty tool name of the list field.
+func validToolNames(field string, names []string) error {
+	var errs fieldErrors
+	for i, name := range names {
+		if strings.TrimSpace(name) == "" {
+			errs.add(fmt.Sprintf("%s[%d]", field, i), "the tool name must not be empty")
+		}
+	}
+	return errs.err()
+}

@@ -159,13 +159,14 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	defaults, errs := compileExpectations(envs, "defaults", opts.Defaults.AgentExpectations, costLimit)
+	env := compileEnv{envs: envs, costLimit: costLimit}
+	defaults, errs := compileExpectations(env, "defaults", opts.Defaults.AgentExpectations)
 	ev := &Evaluator{judge: opts.Judge, rubrics: opts.Rubrics, gates: opts.Gates, evalTimeout: opts.EvalTimeout}
 	for i, c := range cases {
 		cc := &compiledCase{ev: ev, cfg: c}
 		at := fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		for j, s := range c.Steps {
-			cs, err := s.Kind.compile(compileEnv{envs: envs, costLimit: costLimit})
+			cs, err := s.Kind.compile(env)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.steps[%d].%w", at, j, err))
 			}
@@ -178,7 +179,7 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 			}
 			cc.when = prg
 		}
-		own, ownErrs := compileExpectations(envs, at, c.AgentExpectations, costLimit)
+		own, ownErrs := compileExpectations(env, at, c.AgentExpectations)
 		errs = append(errs, ownErrs...)
 		own.inherit(defaults)
 		cc.expect = own

@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"sort"
-	"strings"
 )
 
 // Seed-001 test-case fields. They keep the seed's snake_case keys so users' specs paste in
@@ -24,20 +23,15 @@ const (
 // root agent) and by each entry of expected_child_agents (on the triggered agent).
 type AgentExpectations struct {
 	// ExpectedResult is an expression over status, output, error and context.
-	ExpectedResult string `mapstructure:"expected_result"`
+	ExpectedResult ExpectedResult `mapstructure:"expected_result"`
 	// ExpectedToolCalls are independent assertions on the agent's own tool calls.
-	ExpectedToolCalls []ToolCallSpec `mapstructure:"expected_tool_calls"`
+	ExpectedToolCalls ExpectedToolCalls `mapstructure:"expected_tool_calls"`
 	// ExpectedToolCallOrder names tools that must be called in this relative order.
-	ExpectedToolCallOrder []string `mapstructure:"expected_tool_call_order"`
+	ExpectedToolCallOrder ExpectedToolCallOrder `mapstructure:"expected_tool_call_order"`
 	// ExpectedNoToolCalls names tools that must not be called.
-	ExpectedNoToolCalls []string `mapstructure:"expected_no_tool_calls"`
+	ExpectedNoToolCalls ExpectedNoToolCalls `mapstructure:"expected_no_tool_calls"`
 	// ExpectedChildAgents asserts on the agents this one triggered, keyed by agent name.
 	ExpectedChildAgents ChildAgents `mapstructure:"expected_child_agents"`
-}
-
-func (a AgentExpectations) empty() bool {
-	return a.ExpectedResult == "" && len(a.ExpectedToolCalls) == 0 && len(a.ExpectedToolCallOrder) == 0 &&
-		len(a.ExpectedNoToolCalls) == 0 && a.ExpectedChildAgents.Len() == 0
 }
 
 // TestFields are the seed-001 test-case fields of a case, and of the exporter's defaults.
@@ -102,46 +96,6 @@ func validateTestFields(at string, t TestFields) []error {
 		errs = append(errs, fmt.Errorf("%s.strict_approval_decisions: not supported: %s", at, approvalReason))
 	}
 	return append(errs, validateExpectations(at, t.AgentExpectations)...)
-}
-
-func validateExpectations(at string, a AgentExpectations) []error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s.%s: %s", at, field, fmt.Sprintf(format, args...)))
-	}
-	for i, tc := range a.ExpectedToolCalls {
-		if strings.TrimSpace(tc.Tool) == "" {
-			bad(fmt.Sprintf("%s[%d]", FieldExpectedToolCalls, i), "the tool name must not be empty")
-		}
-	}
-	for i, name := range a.ExpectedToolCallOrder {
-		if strings.TrimSpace(name) == "" {
-			bad(fmt.Sprintf("%s[%d]", FieldExpectedToolCallOrder, i), "the tool name must not be empty")
-		}
-	}
-	for i, name := range a.ExpectedNoToolCalls {
-		if strings.TrimSpace(name) == "" {
-			bad(fmt.Sprintf("%s[%d]", FieldExpectedNoToolCalls, i), "the tool name must not be empty")
-		}
-	}
-	for _, name := range sortedKeys(a.ExpectedChildAgents.specs) {
-		child := a.ExpectedChildAgents.specs[name]
-		where := at + "." + FieldExpectedChildAgents + "." + name
-		if strings.TrimSpace(name) == "" {
-			errs = append(errs, fmt.Errorf("%s.%s: the agent name must not be empty", at, FieldExpectedChildAgents))
-			continue
-		}
-		if child == nil || (child.ExpectedPayload == "" && child.ExpectedTriggered == nil && child.empty()) {
-			errs = append(errs, fmt.Errorf("%s: set at least one of expected_payload, expected_triggered, expected_result, "+
-				"expected_tool_calls, expected_tool_call_order, expected_no_tool_calls, expected_child_agents", where))
-			continue
-		}
-		if child.ExpectedTriggered != nil && *child.ExpectedTriggered < 0 {
-			errs = append(errs, fmt.Errorf("%s.%s: must not be negative, got %d", where, FieldExpectedTriggered, *child.ExpectedTriggered))
-		}
-		errs = append(errs, validateExpectations(where, child.AgentExpectations)...)
-	}
-	return errs
 }
 
 // stepIDs lists, in evaluation order, the step ids the expectations produce under prefix
