@@ -39,135 +39,183 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 	}
 	r.Expected = ct.expected()
 	if ct.e == nil {
-		r.Actual = fmt.Sprintf("%d calls", len(calls))
-		r.Spans = callSpans(calls)
-		if len(calls) == 0 {
-			r.Outcome = Fail
-			r.Message = fmt.Sprintf("%s was never called by agent %s (%s)", tool, a.label(), toolSummary(a))
-			return
-		}
-		r.Outcome = Pass
-		r.Message = fmt.Sprintf("agent %s called %s %d times", a.label(), tool, len(calls))
+		calledAtAll(r, a, tool, calls)
 		return
 	}
-	e := ct.e
-	type residual struct {
-		text string
-		prg  cel.Program
+	f, ok := te.filterCalls(r, ct.e, tool, calls)
+	if !ok {
+		return
 	}
-	var residuals []residual
+	n := len(f.matching)
+	r.Actual = fmt.Sprintf("%d calls, %d matching", len(calls), n)
+	r.Spans = callSpans(f.matching)
+	if n == 0 {
+		r.Spans = callSpans(calls)
+	}
+	f.desc = fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, ct.e.Src)
+	switch {
+	case !ct.counts:
+		anyMatching(r, a, ct.e, tool, calls, f)
+	case n == 0:
+		te.holdsWithNone(r, a, ct.e, tool, calls, f)
+	default:
+		te.residualsHold(r, a, tool, f)
+	}
+}
+
+// calledAtAll decides a bare tool name: called at least once.
+func calledAtAll(r *Result, a *logicalAgent, tool string, calls []*agentgraph.ToolCall) {
+	r.Actual = fmt.Sprintf("%d calls", len(calls))
+	r.Spans = callSpans(calls)
+	if len(calls) == 0 {
+		r.Outcome = Fail
+		r.Message = fmt.Sprintf("%s was never called by agent %s (%s)", tool, a.label(), toolSummary(a))
+		return
+	}
+	r.Outcome = Pass
+	r.Message = fmt.Sprintf("agent %s called %s %d times", a.label(), tool, len(calls))
+}
+
+// residual is what is left of a tool expression once a call's params are bound: its text
+// and program (nil when the call matched outright).
+type residual struct {
+	text string
+	prg  cel.Program
+}
+
+// toolFilter is the calls of a tool that match its expression, with the distinct
+// residuals left to decide once invocations is known, and the first arguments seen.
+type toolFilter struct {
+	matching  []*agentgraph.ToolCall
+	residuals []residual
+	argsSeen  []string
+	desc      string // "n of m tool calls match `expr`"
+}
+
+// filterCalls evaluates e on each call with invocations unknown; ok is false when a call
+// could not be evaluated (r is then the error).
+func (te *traceEval) filterCalls(r *Result, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall) (f toolFilter, ok bool) {
 	seen := map[string]bool{}
-	var matching []*agentgraph.ToolCall
-	var argsSeen []string
 	for i, tc := range calls {
 		params, isObject := tc.ParsedArgs()
-		if len(argsSeen) < 3 {
-			argsSeen = append(argsSeen, show(params))
+		if len(f.argsSeen) < 3 {
+			f.argsSeen = append(f.argsSeen, show(params))
 		}
-		act, err := cel.PartialVars(map[string]any{"params": params, "context": te.ctx}, cel.AttributePattern("invocations"))
-		if err != nil {
-			setError(r, "%s: %v", tool, err)
-			return
+		at := fmt.Sprintf("%s call %d of %d (span %s)", tool, i+1, len(calls), tc.Span.ID)
+		matched, res, ok := te.matchCall(r, e, tc, params, isObject, at)
+		if !ok {
+			return f, false
 		}
-		val, det, err := e.Eval(te.deadline, act)
-		if err != nil {
-			r.Spans = []string{tc.Span.ID.String()}
-			setError(r, "%s call %d of %d (span %s) could not be evaluated against `%s`: %v%s%s",
-				tool, i+1, len(calls), tc.Span.ID, e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
-			return
-		}
-		ok, isUnknown, err := celexpr.Bool(val)
-		if err != nil {
-			setError(r, "%s call %d of %d (span %s): %v", tool, i+1, len(calls), tc.Span.ID, err)
-			return
-		}
-		if !isUnknown && !ok {
+		if !matched {
 			continue
 		}
-		text := "true"
-		var prg cel.Program
-		if isUnknown {
-			res, err := e.Residual(det)
-			if err != nil {
-				setError(r, "%s call %d of %d (span %s): residual of `%s`: %v", tool, i+1, len(calls), tc.Span.ID, e.Src, err)
-				return
-			}
-			if celexpr.References(res)["params"] {
-				// Only an error keeps params in the residual (e.g. a missing key, absorbed
-				// by the unknown invocations).
-				r.Spans = []string{tc.Span.ID.String()}
-				setError(r, "%s call %d of %d (span %s) could not be evaluated against `%s`: %s%s",
-					tool, i+1, len(calls), tc.Span.ID, e.Src, celexpr.StateError(det), argsHint(tc, isObject))
-				return
-			}
-			prg, text, err = e.ResidualProgram(res)
-			if err != nil {
-				setError(r, "%s call %d of %d (span %s): residual of `%s`: %v", tool, i+1, len(calls), tc.Span.ID, e.Src, err)
-				return
-			}
-		}
-		matching = append(matching, tc)
-		if !seen[text] {
-			seen[text] = true
-			residuals = append(residuals, residual{text, prg})
+		f.matching = append(f.matching, tc)
+		if !seen[res.text] {
+			seen[res.text] = true
+			f.residuals = append(f.residuals, res)
 		}
 	}
-	n := len(matching)
-	r.Actual = fmt.Sprintf("%d calls, %d matching", len(calls), n)
-	r.Spans = callSpans(matching)
-	if n == 0 {
-		r.Spans = callSpans(calls)
+	return f, true
+}
+
+// matchCall evaluates e on one call (at names it) with invocations unknown: matched unless
+// false, with the residual to decide later; ok is false when it could not be evaluated.
+func (te *traceEval) matchCall(r *Result, e *celexpr.Expr, tc *agentgraph.ToolCall, params map[string]any, isObject bool, at string) (matched bool, res residual, ok bool) {
+	act, err := cel.PartialVars(map[string]any{"params": params, "context": te.ctx}, cel.AttributePattern("invocations"))
+	if err != nil {
+		setError(r, "%s: %v", tc.Name, err)
+		return false, res, false
 	}
-	filter := fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, e.Src)
-	if !ct.counts {
-		if n == 0 {
-			r.Outcome = Fail
-			if len(calls) == 0 {
-				r.Message = fmt.Sprintf("%s was never called by agent %s (%s); `%s` needs at least one matching call", tool, a.label(), toolSummary(a), e.Src)
-			} else {
-				r.Message = fmt.Sprintf("agent %s: none of %d %s calls match `%s` (arguments seen: %s)", a.label(), len(calls), tool, e.Src, strings.Join(argsSeen, "; "))
-			}
-			return
-		}
+	val, det, err := e.Eval(te.deadline, act)
+	if err != nil {
+		r.Spans = []string{tc.Span.ID.String()}
+		setError(r, "%s could not be evaluated against `%s`: %v%s%s", at, e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
+		return false, res, false
+	}
+	holds, isUnknown, err := celexpr.Bool(val)
+	if err != nil {
+		setError(r, "%s: %v", at, err)
+		return false, res, false
+	}
+	if !isUnknown {
+		return holds, residual{text: "true"}, true
+	}
+	rest, err := e.Residual(det)
+	if err != nil {
+		setError(r, "%s: residual of `%s`: %v", at, e.Src, err)
+		return false, res, false
+	}
+	if celexpr.References(rest)["params"] {
+		// Only an error keeps params in the residual (e.g. a missing key, absorbed by the
+		// unknown invocations).
+		r.Spans = []string{tc.Span.ID.String()}
+		setError(r, "%s could not be evaluated against `%s`: %s%s", at, e.Src, celexpr.StateError(det), argsHint(tc, isObject))
+		return false, res, false
+	}
+	prg, text, err := e.ResidualProgram(rest)
+	if err != nil {
+		setError(r, "%s: residual of `%s`: %v", at, e.Src, err)
+		return false, res, false
+	}
+	return true, residual{text: text, prg: prg}, true
+}
+
+// anyMatching decides an expression that does not read invocations: at least one call
+// matches.
+func anyMatching(r *Result, a *logicalAgent, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall, f toolFilter) {
+	if len(f.matching) > 0 {
 		r.Outcome = Pass
-		r.Message = fmt.Sprintf("agent %s: %s", a.label(), filter)
+		r.Message = fmt.Sprintf("agent %s: %s", a.label(), f.desc)
 		return
 	}
-	if n == 0 {
-		// No call to take a residual from: evaluate with params unknown. Unknown means the
-		// verdict depends only on the (absent) calls' params: it holds.
-		act, err := cel.PartialVars(map[string]any{"invocations": int64(0), "context": te.ctx}, cel.AttributePattern("params"))
-		if err != nil {
-			setError(r, "%s: %v", tool, err)
-			return
-		}
-		val, _, err := e.Eval(te.deadline, act)
-		if err != nil {
-			setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, contextHint(err, te.ctx, e))
-			return
-		}
-		ok, isUnknown, err := celexpr.Bool(val)
-		switch {
-		case err != nil:
-			setError(r, "%s: %v", tool, err)
-		case ok || isUnknown:
-			r.Outcome = Pass
-			r.Message = fmt.Sprintf("agent %s: %s, and `%s` holds with invocations = 0", a.label(), filter, e.Src)
-			if len(calls) == 0 {
-				r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.Src)
-			}
-		case len(calls) == 0:
-			r.Outcome = Fail
-			r.Message = fmt.Sprintf("%s was never called by agent %s (%s), and `%s` is false with invocations = 0", tool, a.label(), toolSummary(a), e.Src)
-		default:
-			r.Outcome = Fail
-			r.Message = fmt.Sprintf("agent %s: %s (arguments seen: %s), and `%s` is false with invocations = 0",
-				a.label(), filter, strings.Join(argsSeen, "; "), e.Src)
-		}
+	r.Outcome = Fail
+	if len(calls) == 0 {
+		r.Message = fmt.Sprintf("%s was never called by agent %s (%s); `%s` needs at least one matching call", tool, a.label(), toolSummary(a), e.Src)
 		return
 	}
+	r.Message = fmt.Sprintf("agent %s: none of %d %s calls match `%s` (arguments seen: %s)", a.label(), len(calls), tool, e.Src, strings.Join(f.argsSeen, "; "))
+}
+
+// holdsWithNone decides a counting expression no call matched: there is no call to take a
+// residual from, so it is evaluated with invocations = 0 and params unknown. Unknown means
+// the verdict depends only on the (absent) calls' params: it holds.
+func (te *traceEval) holdsWithNone(r *Result, a *logicalAgent, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall, f toolFilter) {
+	act, err := cel.PartialVars(map[string]any{"invocations": int64(0), "context": te.ctx}, cel.AttributePattern("params"))
+	if err != nil {
+		setError(r, "%s: %v", tool, err)
+		return
+	}
+	val, _, err := e.Eval(te.deadline, act)
+	if err != nil {
+		setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, contextHint(err, te.ctx, e))
+		return
+	}
+	ok, isUnknown, err := celexpr.Bool(val)
+	switch {
+	case err != nil:
+		setError(r, "%s: %v", tool, err)
+	case (ok || isUnknown) && len(calls) == 0:
+		r.Outcome = Pass
+		r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.Src)
+	case ok || isUnknown:
+		r.Outcome = Pass
+		r.Message = fmt.Sprintf("agent %s: %s, and `%s` holds with invocations = 0", a.label(), f.desc, e.Src)
+	case len(calls) == 0:
+		r.Outcome = Fail
+		r.Message = fmt.Sprintf("%s was never called by agent %s (%s), and `%s` is false with invocations = 0", tool, a.label(), toolSummary(a), e.Src)
+	default:
+		r.Outcome = Fail
+		r.Message = fmt.Sprintf("agent %s: %s (arguments seen: %s), and `%s` is false with invocations = 0",
+			a.label(), f.desc, strings.Join(f.argsSeen, "; "), e.Src)
+	}
+}
+
+// residualsHold decides a counting expression: each distinct residual of the matching
+// calls, with invocations bound to their number.
+func (te *traceEval) residualsHold(r *Result, a *logicalAgent, tool string, f toolFilter) {
+	n := len(f.matching)
 	var held []string
-	for _, res := range residuals {
+	for _, res := range f.residuals {
 		if res.prg == nil {
 			continue // the call matched outright (true)
 		}
@@ -183,17 +231,17 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 		}
 		if !ok {
 			r.Outcome = Fail
-			r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), filter, res.text, n)
+			r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), f.desc, res.text, n)
 			return
 		}
 		held = append(held, "`"+res.text+"`")
 	}
 	r.Outcome = Pass
 	if len(held) == 0 {
-		r.Message = fmt.Sprintf("agent %s: %s", a.label(), filter)
+		r.Message = fmt.Sprintf("agent %s: %s", a.label(), f.desc)
 		return
 	}
-	r.Message = fmt.Sprintf("agent %s: %s, and the residual %s holds with invocations = %d", a.label(), filter, strings.Join(held, " and "), n)
+	r.Message = fmt.Sprintf("agent %s: %s, and the residual %s holds with invocations = %d", a.label(), f.desc, strings.Join(held, " and "), n)
 }
 
 func argsHint(tc *agentgraph.ToolCall, isObject bool) string {
