@@ -90,8 +90,12 @@ func allowedNames(list []string) []string { return agentgraph.ToolNamesOf(list) 
 // scopeParts: the receiver called only tools in handoff.allowed_tools, and used no
 // identifier the sender never supplied.
 func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
+	return []part{rs.allowedToolsPart(x, e), rs.contextSuppliedPart(x, e)}
+}
+
+// allowedToolsPart: the receiver called only tools in handoff.allowed_tools.
+func (rs *rubricStep) allowedToolsPart(x *dagIndex, e *agentgraph.Edge) part {
 	r := e.To
-	var parts []part
 	tools := part{name: "allowed tools"}
 	if r.AllowedTools == nil {
 		tools.detail = fmt.Sprintf("no handoff.allowed_tools captured for %s", r.Name)
@@ -125,63 +129,22 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 			tools.detail = fmt.Sprintf("%s made %s, all in handoff.allowed_tools", r.Name, textsafe.Plural(checked, "tool call", "tool calls"))
 		}
 	}
-	parts = append(parts, tools)
+	return tools
+}
 
+// contextSuppliedPart: the receiver used no identifier the sender never supplied.
+func (rs *rubricStep) contextSuppliedPart(x *dagIndex, e *agentgraph.Edge) part {
+	r := e.To
 	ctx := part{name: "context supplied"}
 	if !r.Input.Found() && !e.Reason.Found() {
 		ctx.detail = fmt.Sprintf("what %s received was not captured (content capture disabled on the exporter)", r.Name)
-		return append(parts, ctx)
+		return ctx
 	}
-	// The identifiers of every call, then one index of what the receiver had learned and
-	// when: its input, the dispatch, earlier tool results and the returns of agents it
-	// dispatched. A call's identifier was supplied when a text available by the call's
-	// start (other than the call's own result) contains it.
-	type call struct {
-		tc  *agentgraph.ToolCall
-		ids []string
-	}
-	var calls []call
-	var needles []string
-	for _, tc := range r.OwnToolCalls() {
-		x.work++
-		if rs.plumbing(x, tc, r) || !tc.Args.Found() {
-			continue
-		}
-		ids := identifiers(tc.Args.Text)
-		calls = append(calls, call{tc, ids})
-		for _, id := range ids {
-			needles = append(needles, tokenText(id))
-		}
-	}
+	calls, needles := rs.callIdentifiers(x, r)
 	var invented []string
 	nInvented := 0
 	if len(needles) > 0 {
-		// Texts are searched for whole tokens only. The attributes of the receiver's span and
-		// of its first LLM call are read with the trace's span ids and timestamps blanked
-		// out: those are not sources of context.
-		known := newSubstrings(needles)
-		filter := x.sourceFilter()
-		attrs := []string{x.inputOf(r.Span)}
-		if llms := x.llms[r]; len(llms) > 0 {
-			attrs = append(attrs, x.inputOf(llms[0])) // the first prompt, before any model output
-		}
-		for _, text := range attrs {
-			x.work++
-			known.scan(tokenText(filter.strip(text)), 0, nil)
-		}
-		for _, text := range []string{r.Input.Text, e.Reason.Text, e.Context.Text} {
-			x.work++
-			known.scan(tokenText(text), 0, nil)
-		}
-		for _, prev := range r.OwnToolCalls() {
-			x.work++
-			known.scan(tokenText(prev.Result.Text), uint64(end(prev.Span)), prev)
-		}
-		for _, out := range r.Out {
-			x.work++
-			known.scan(tokenText(out.To.Output.Text), uint64(end(out.To.Span)), nil)
-		}
-		known.done()
+		known := x.suppliedTexts(e, needles)
 		for _, c := range calls {
 			for _, id := range c.ids {
 				x.work++
@@ -205,7 +168,64 @@ func (rs *rubricStep) scopeParts(x *dagIndex, e *agentgraph.Edge) []part {
 		ctx.state = partPass
 		ctx.detail = fmt.Sprintf("every identifier in %s's tool arguments was supplied", r.Name)
 	}
-	return append(parts, ctx)
+	return ctx
+}
+
+// identifiedCall is a receiver's tool call with the identifiers in its arguments.
+type identifiedCall struct {
+	tc  *agentgraph.ToolCall
+	ids []string
+}
+
+// callIdentifiers lists the identifiers of every work call of r (plumbing aside), and the
+// whole-token needles to look them up by.
+func (rs *rubricStep) callIdentifiers(x *dagIndex, r *agentgraph.Invocation) (calls []identifiedCall, needles []string) {
+	for _, tc := range r.OwnToolCalls() {
+		x.work++
+		if rs.plumbing(x, tc, r) || !tc.Args.Found() {
+			continue
+		}
+		ids := identifiers(tc.Args.Text)
+		calls = append(calls, identifiedCall{tc, ids})
+		for _, id := range ids {
+			needles = append(needles, tokenText(id))
+		}
+	}
+	return calls, needles
+}
+
+// suppliedTexts indexes what e's receiver had learned, and when: its input, the dispatch,
+// earlier tool results and the returns of agents it dispatched. A call's identifier was
+// supplied when a text available by the call's start (other than the call's own result)
+// contains it. Texts are searched for whole tokens only; the attributes of the receiver's
+// span and of its first LLM call are read with the trace's span ids and timestamps blanked
+// out: those are not sources of context.
+func (x *dagIndex) suppliedTexts(e *agentgraph.Edge, needles []string) *substrings {
+	r := e.To
+	known := newSubstrings(needles)
+	filter := x.sourceFilter()
+	attrs := []string{x.inputOf(r.Span)}
+	if llms := x.llms[r]; len(llms) > 0 {
+		attrs = append(attrs, x.inputOf(llms[0])) // the first prompt, before any model output
+	}
+	for _, text := range attrs {
+		x.work++
+		known.scan(tokenText(filter.strip(text)), 0, nil)
+	}
+	for _, text := range []string{r.Input.Text, e.Reason.Text, e.Context.Text} {
+		x.work++
+		known.scan(tokenText(text), 0, nil)
+	}
+	for _, prev := range r.OwnToolCalls() {
+		x.work++
+		known.scan(tokenText(prev.Result.Text), uint64(end(prev.Span)), prev)
+	}
+	for _, out := range r.Out {
+		x.work++
+		known.scan(tokenText(out.To.Output.Text), uint64(end(out.To.Span)), nil)
+	}
+	known.done()
+	return known
 }
 
 // ---- ResultIntegration ----
