@@ -172,59 +172,76 @@ func (te *traceEval) evalChild(base Result, a *logicalAgent, ch *compiledChild, 
 	triggers := te.triggersOfAgent(a, ch.name)
 	var out []Result
 	if ch.triggered != nil {
-		r := base
-		r.Step, r.Action = p+FieldExpectedTriggered, FieldExpectedTriggered
-		r.Expected = fmt.Sprintf("%s triggered %d times", ch.name, *ch.triggered)
-		ff := 0
-		for _, t := range triggers {
-			r.Spans = append(r.Spans, t.spanID)
-			if t.fireAndForget {
-				ff++
-			}
-		}
-		if len(triggers) == 0 {
-			r.Spans = a.spanIDs()
-		}
-		r.Actual = fmt.Sprintf("%d times", len(triggers))
-		if ff > 0 {
-			r.Actual += fmt.Sprintf(" (%d fire-and-forget)", ff)
-		}
-		if len(triggers) == *ch.triggered {
-			r.Outcome = Pass
-			r.Message = fmt.Sprintf("agent %s triggered %s %s", a.label(), ch.name, r.Actual)
-		} else {
-			r.Outcome = Fail
-			r.Message = fmt.Sprintf("expected agent %s to trigger %s %d times, saw %s", a.label(), ch.name, *ch.triggered, r.Actual)
-		}
-		if len(triggers) == 0 {
-			r.Message = withNotRun(te.g, r.Message, ch.name)
-		}
-		out = append(out, r)
+		out = append(out, te.triggeredCount(base, a, ch, p, triggers))
 	}
 	rest := ch.steps(p)
 	if ch.triggered != nil {
 		rest = rest[1:]
 	}
-	if len(rest) == 0 {
+	switch {
+	case len(rest) == 0:
 		return out
+	case len(triggers) == 0:
+		return append(out, te.notTriggered(base, a, ch, rest)...)
+	}
+	return append(out, te.bestTrigger(base, a, ch, p, triggers)...)
+}
+
+// triggeredCount is expected_triggered: the exact number of triggers.
+func (te *traceEval) triggeredCount(base Result, a *logicalAgent, ch *compiledChild, p string, triggers []*trigger) Result {
+	r := fieldResult(base, p+FieldExpectedTriggered, FieldExpectedTriggered)
+	r.Expected = fmt.Sprintf("%s triggered %d times", ch.name, *ch.triggered)
+	ff := 0
+	for _, t := range triggers {
+		r.Spans = append(r.Spans, t.spanID)
+		if t.fireAndForget {
+			ff++
+		}
 	}
 	if len(triggers) == 0 {
-		for _, ref := range rest {
-			r := base
-			r.Step, r.Action, r.Expected = ref.id, ref.action, ref.expected
-			r.Actual = "not triggered"
-			r.Spans = a.spanIDs()
-			if ch.triggered != nil && *ch.triggered == 0 {
-				r.Outcome = Skipped
-				r.Message = fmt.Sprintf("agent %s did not trigger %s (as expected_triggered: 0 requires); nothing to assert", a.label(), ch.name)
-			} else {
-				r.Outcome = Fail
-				r.Message = withNotRun(te.g, fmt.Sprintf("agent %s never triggered %s (%s)", a.label(), ch.name, childSummary(a)), ch.name)
-			}
-			out = append(out, r)
-		}
-		return out
+		r.Spans = a.spanIDs()
 	}
+	r.Actual = fmt.Sprintf("%d times", len(triggers))
+	if ff > 0 {
+		r.Actual += fmt.Sprintf(" (%d fire-and-forget)", ff)
+	}
+	if len(triggers) == *ch.triggered {
+		r.Outcome = Pass
+		r.Message = fmt.Sprintf("agent %s triggered %s %s", a.label(), ch.name, r.Actual)
+	} else {
+		r.Outcome = Fail
+		r.Message = fmt.Sprintf("expected agent %s to trigger %s %d times, saw %s", a.label(), ch.name, *ch.triggered, r.Actual)
+	}
+	if len(triggers) == 0 {
+		r.Message = withNotRun(te.g, r.Message, ch.name)
+	}
+	return r
+}
+
+// notTriggered decides the rest of a child spec when a never triggered the child: skipped
+// when expected_triggered: 0 asks for just that, else failed.
+func (te *traceEval) notTriggered(base Result, a *logicalAgent, ch *compiledChild, rest []stepRef) []Result {
+	out := make([]Result, 0, len(rest))
+	for _, ref := range rest {
+		r := fieldResult(base, ref.id, ref.action)
+		r.Expected, r.Actual = ref.expected, "not triggered"
+		r.Spans = a.spanIDs()
+		if ch.triggered != nil && *ch.triggered == 0 {
+			r.Outcome = Skipped
+			r.Message = fmt.Sprintf("agent %s did not trigger %s (as expected_triggered: 0 requires); nothing to assert", a.label(), ch.name)
+		} else {
+			r.Outcome = Fail
+			r.Message = withNotRun(te.g, fmt.Sprintf("agent %s never triggered %s (%s)", a.label(), ch.name, childSummary(a)), ch.name)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// bestTrigger evaluates the rest of a child spec on each trigger: the first that satisfies
+// all of it, else the closest (most assertions passing, earliest on a tie), named in the
+// messages when there are several.
+func (te *traceEval) bestTrigger(base Result, a *logicalAgent, ch *compiledChild, p string, triggers []*trigger) []Result {
 	var best []Result
 	bestScore, bestIndex := -1, 0
 	for i, t := range triggers {
@@ -246,18 +263,19 @@ func (te *traceEval) evalChild(base Result, a *logicalAgent, ch *compiledChild, 
 			best, bestScore, bestIndex = rs, score, i
 		}
 	}
+	if len(triggers) == 1 {
+		return best
+	}
 	t := triggers[bestIndex]
 	for i := range best {
-		if len(triggers) > 1 {
-			if best[i].Outcome == Pass || best[i].Outcome == Skipped {
-				best[i].Message = fmt.Sprintf("%s trigger %d of %d (span %s): %s", ch.name, bestIndex+1, len(triggers), t.spanID, best[i].Message)
-			} else {
-				best[i].Message = fmt.Sprintf("no trigger of %s by %s satisfies the whole spec; closest is trigger %d of %d (span %s): %s",
-					ch.name, a.label(), bestIndex+1, len(triggers), t.spanID, best[i].Message)
-			}
+		if best[i].Outcome == Pass || best[i].Outcome == Skipped {
+			best[i].Message = fmt.Sprintf("%s trigger %d of %d (span %s): %s", ch.name, bestIndex+1, len(triggers), t.spanID, best[i].Message)
+		} else {
+			best[i].Message = fmt.Sprintf("no trigger of %s by %s satisfies the whole spec; closest is trigger %d of %d (span %s): %s",
+				ch.name, a.label(), bestIndex+1, len(triggers), t.spanID, best[i].Message)
 		}
 	}
-	return append(out, best...)
+	return best
 }
 
 // evalTrigger evaluates a child spec (without its count) on one trigger.
