@@ -508,41 +508,7 @@ func (x *dagIndex) senderReaction(e *agentgraph.Edge, transient bool, kind strin
 func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partState, string) {
 	t := x.roundReturnedAt(e)
 	scope := x.scopeOf(e)
-	// The first sender run (in start order) that dispatched the receiver's agent again,
-	// or made the dispatching call again, after the return.
-	var again *agentgraph.Edge
-	var call *agentgraph.ToolCall
-	if e.From.Remote == nil {
-		name := e.From.Name
-		redispatch := x.firstRun(name, "to", e.To.Name, t, func(run *agentgraph.Invocation) bool {
-			return x.senderRun(e, run) && firstEdgeAfter(x.outsTo(run, e.To.Name), t, e) != nil
-		})
-		var recall *agentgraph.Invocation
-		if e.Via != nil && e.Via.Role == agentgraph.RoleTool {
-			recall = x.firstRun(name, "call", e.Via.Name.Text, t, func(run *agentgraph.Invocation) bool {
-				return x.senderRun(e, run) && firstCallAfter(x.callsNamed(run, e.Via.Name.Text), t, e.Via) != nil
-			})
-		}
-		switch {
-		case redispatch != nil && (recall == nil || x.position[redispatch] <= x.position[recall]):
-			again = firstEdgeAfter(x.outsTo(redispatch, e.To.Name), t, e)
-		case recall != nil:
-			call = firstCallAfter(x.callsNamed(recall, e.Via.Name.Text), t, e.Via)
-		}
-	}
-	if again == nil && call == nil {
-		// A run the receiver handed control back to acts for the sender: its new dispatch
-		// to the receiver's agent is a retry.
-		for i, hb := range x.handBacks(e) {
-			if i == maxListed {
-				break
-			}
-			if o := firstEdgeAfter(x.outsTo(hb, e.To.Name), t, e); o != nil {
-				again = o
-				break
-			}
-		}
-	}
+	again, call := x.retryAfter(e, t)
 	if o := again; o != nil {
 		if scope != "" && x.scopeOf(o) == scope && !transient {
 			return partFail, fmt.Sprintf("%s dispatched %s again with the same scope (span %s) after %s error: a retry loop on the same scope",
@@ -558,28 +524,77 @@ func (x *dagIndex) react(e *agentgraph.Edge, transient bool, kind string) (partS
 		}
 		return partPass, fmt.Sprintf("%s retried: called %s again", e.From.Name, toolLabel(tc))
 	}
+	if how, ok := x.fellBack(e, t, scope); ok {
+		return partPass, how
+	}
+	return x.escalated(e)
+}
+
+// retryAfter is the sender's retry after e's round returned at t: the first sender run (in
+// start order) that dispatched the receiver's agent again (again), or made the dispatching
+// call again (call); else a new dispatch to the receiver's agent by a run the receiver
+// handed control back to (it acts for the sender).
+func (x *dagIndex) retryAfter(e *agentgraph.Edge, t pcommon.Timestamp) (again *agentgraph.Edge, call *agentgraph.ToolCall) {
+	if e.From.Remote == nil {
+		name := e.From.Name
+		redispatch := x.firstRun(name, "to", e.To.Name, t, func(run *agentgraph.Invocation) bool {
+			return x.senderRun(e, run) && firstEdgeAfter(x.outsTo(run, e.To.Name), t, e) != nil
+		})
+		var recall *agentgraph.Invocation
+		if e.Via != nil && e.Via.Role == agentgraph.RoleTool {
+			recall = x.firstRun(name, "call", e.Via.Name.Text, t, func(run *agentgraph.Invocation) bool {
+				return x.senderRun(e, run) && firstCallAfter(x.callsNamed(run, e.Via.Name.Text), t, e.Via) != nil
+			})
+		}
+		switch {
+		case redispatch != nil && (recall == nil || x.position[redispatch] <= x.position[recall]):
+			return firstEdgeAfter(x.outsTo(redispatch, e.To.Name), t, e), nil
+		case recall != nil:
+			return nil, firstCallAfter(x.callsNamed(recall, e.Via.Name.Text), t, e.Via)
+		}
+	}
+	for i, hb := range x.handBacks(e) {
+		if i == maxListed {
+			break
+		}
+		if o := firstEdgeAfter(x.outsTo(hb, e.To.Name), t, e); o != nil {
+			return o, nil
+		}
+	}
+	return nil, nil
+}
+
+// fellBack says how the sender gave e's work to another agent after t: the same scope to
+// another receiver, or a hand-back run handing it elsewhere (no retry was found: the
+// hand-back runs' dispatches go to other agents).
+func (x *dagIndex) fellBack(e *agentgraph.Edge, t pcommon.Timestamp, scope string) (string, bool) {
 	if scope != "" && e.From.Remote == nil {
-		// No sender run dispatched e's receiver again after t (that returned above), so
-		// among these only e itself can have the receiver's name.
+		// No sender run dispatched e's receiver again after t, so among these only e
+		// itself can have the receiver's name.
 		fallback := x.firstRun(e.From.Name, "scope", scope, t, func(run *agentgraph.Invocation) bool {
 			o := firstEdgeAfter(x.outsScoped(run, scope), t, e)
 			return x.senderRun(e, run) && o != nil && o.To.Name != e.To.Name
 		})
 		if fallback != nil {
 			o := firstEdgeAfter(x.outsScoped(fallback, scope), t, e)
-			return partPass, fmt.Sprintf("%s fell back: gave the same scope to %s (span %s)", e.From.Name, o.To.Name, o.To.Span.ID)
+			return fmt.Sprintf("%s fell back: gave the same scope to %s (span %s)", e.From.Name, o.To.Name, o.To.Span.ID), true
 		}
 	}
-	// A run the receiver handed control back to that gives the work to another agent falls
-	// back (no retry was found above: the hand-back runs' dispatches go elsewhere).
 	for i, hb := range x.handBacks(e) {
 		if i == maxListed {
 			break
 		}
 		if o := firstEdgeAfter(hb.Out, t, nil); o != nil && o.To.Name != e.To.Name {
-			return partPass, fmt.Sprintf("%s fell back: handed the work to %s (span %s) after %s handed control back", e.From.Name, o.To.Name, o.To.Span.ID, e.To.Name)
+			return fmt.Sprintf("%s fell back: handed the work to %s (span %s) after %s handed control back", e.From.Name, o.To.Name, o.To.Span.ID, e.To.Name), true
 		}
 	}
+	return "", false
+}
+
+// escalated says how the failure was surfaced above the receiver: a sender run (or a
+// hand-back run) that did not complete, a failed agent up the chain, a failed root span,
+// or a recorded handoff.recovery; partNA when none.
+func (x *dagIndex) escalated(e *agentgraph.Edge) (partState, string) {
 	for _, run := range x.unfinished(e.From.Name) {
 		if e.From.Remote == nil && (x.senderRun(e, run) || x.isHandBack(e, run)) {
 			f := x.factsOf(run)
