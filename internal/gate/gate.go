@@ -59,17 +59,17 @@ type WindowConfig struct {
 	_ struct{}
 }
 
-// DefaultWindowSize is the collector's default sliding window, in scored handoffs.
-const DefaultWindowSize = 100
+// defaultWindowSize is the collector's default sliding window, in scored handoffs.
+const defaultWindowSize = 100
 
 // DefaultConfig has no thresholds, a minimum of one sample and a window of the last
 // 100 handoffs.
 func DefaultConfig() Config {
-	return Config{MinSamples: 1, Window: WindowConfig{Size: DefaultWindowSize}}
+	return Config{MinSamples: 1, Window: WindowConfig{Size: defaultWindowSize}}
 }
 
-// DefaultPair is the gauge pair of every handoff whose pair is not configured.
-const DefaultPair = "default"
+// defaultPair is the gauge pair of every handoff whose pair is not configured.
+const defaultPair = "default"
 
 // Validate checks the gates; errors name the field under prefix (e.g. "gates").
 func (c Config) Validate(prefix string) error {
@@ -140,7 +140,7 @@ func Compile(c Config) (*Set, error) {
 	}
 	gs := &Set{def: c.Default, pairs: c.Pairs, minSamples: max(1, c.MinSamples), window: c.Window}
 	if gs.window.Size == 0 {
-		gs.window.Size = DefaultWindowSize
+		gs.window.Size = defaultWindowSize
 	}
 	return gs, nil
 }
@@ -173,15 +173,15 @@ func (gs *Set) Threshold(from, to, axis string) (float64, bool) {
 	return t, ok
 }
 
-// Bucket is the gauge pair of a handoff: its configured pair's label, else "default" (so
+// bucket is the gauge pair of a handoff: its configured pair's label, else "default" (so
 // metric attributes come from the config only).
-func (gs *Set) Bucket(from, to string) string {
+func (gs *Set) bucket(from, to string) string {
 	if gs != nil {
 		if p := gs.pairFor(from, to); p != nil {
 			return pairLabel(p.From, p.To)
 		}
 	}
-	return DefaultPair
+	return defaultPair
 }
 
 // BucketThreshold is the threshold of axis for a gauge pair.
@@ -209,7 +209,7 @@ func (gs *Set) Buckets() []string {
 			out = append(out, pairLabel(p.From, p.To))
 		}
 	}
-	return append(out, DefaultPair)
+	return append(out, defaultPair)
 }
 
 // Status is a gate's verdict.
@@ -262,8 +262,8 @@ type tally struct {
 	n   int
 }
 
-// MaxPairs bounds the pairs a Tally tracks (further pairs are counted as dropped).
-const MaxPairs = 10_000
+// maxPairs bounds the pairs a Tally tracks (further pairs are counted as dropped).
+const maxPairs = 10_000
 
 // Tally sums rubric scores per pair and axis over a whole run (every trace of a
 // handoffcheck run). It is safe for concurrent use.
@@ -290,7 +290,7 @@ func (t *Tally) Add(scores []Score) {
 		k := gateKey{r.From, r.To, r.Axis}
 		s, ok := t.sums[k]
 		if !ok {
-			if len(t.sums) >= MaxPairs*len(rubric.Axes) {
+			if len(t.sums) >= maxPairs*len(rubric.Axes) {
 				t.dropped++
 				continue
 			}
@@ -401,7 +401,7 @@ func (w *Window) Add(now time.Time, scores []Score) []WindowScore {
 	defer w.mu.Unlock()
 	touched := map[windowKey]bool{}
 	for _, r := range scores {
-		k := windowKey{w.gs.Bucket(r.From, r.To), r.Axis}
+		k := windowKey{w.gs.bucket(r.From, r.To), r.Axis}
 		ring := append(w.rings[k], scored{at: now, score: r.Score})
 		if over := len(ring) - w.gs.window.Size; over > 0 {
 			ring = append(ring[:0:0], ring[over:]...)

@@ -29,9 +29,9 @@ func TestGates(t *testing.T) {
 	require.Equal(t, 0.85, th, "an axis the pair does not set falls back to the default")
 	th, _ = gs.Threshold("writer", "critic", rubric.Integration)
 	require.Equal(t, 0.95, th, "a pair by receiver type")
-	require.Equal(t, "planner -> researcher", gs.Bucket("planner", "researcher"))
-	require.Equal(t, "* -> critic", gs.Bucket("anyone", "critic"))
-	require.Equal(t, DefaultPair, gs.Bucket("writer", "editor"))
+	require.Equal(t, "planner -> researcher", gs.bucket("planner", "researcher"))
+	require.Equal(t, "* -> critic", gs.bucket("anyone", "critic"))
+	require.Equal(t, defaultPair, gs.bucket("writer", "editor"))
 	require.Equal(t, []string{"planner -> researcher", "* -> critic", "default"}, gs.Buckets())
 
 	tally := NewTally()

@@ -14,7 +14,7 @@ import (
 )
 
 // TestEvaluateDeferred: the deterministic results come at once and no judge call is made;
-// Run then returns every result in config order, the same as EvaluateContext.
+// Run then returns every result in config order, the same as evaluateContext.
 func TestEvaluateDeferred(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
 	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{AllowCycles: true}}, {Kind: &RubricsStep{}}}}}
@@ -31,7 +31,7 @@ func TestEvaluateDeferred(t *testing.T) {
 	require.Len(t, graded, e.Grading.Len())
 	require.Len(t, all, len(e.Now)+len(graded))
 	require.Positive(t, srv.Count())
-	want := ev.EvaluateContext(context.Background(), g, true) // the same answers, cached
+	want := ev.evaluateContext(context.Background(), g, true) // the same answers, cached
 	require.Equal(t, want, all)
 }
 

@@ -35,10 +35,10 @@ func (p part) String() string {
 	return p.name + " " + [...]string{"n/a", "pass", "fail"}[p.state]
 }
 
-// DefaultTransient matches errors taken as transient (a retry of the same scope is then
+// defaultTransient matches errors taken as transient (a retry of the same scope is then
 // fine): timeouts, rate limits, 502/503/504, unavailable or overloaded services, reset
 // connections.
-var DefaultTransient = []string{
+var defaultTransient = []string{
 	`(?i)time[ds]?[ _-]?out|deadline exceeded|temporar|try again|overloaded|unavailable|rate[ _-]?limit|too many requests|\b(?:429|502|503|504)\b|connection (?:reset|refused|closed)|econnreset|etimedout`,
 }
 

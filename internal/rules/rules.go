@@ -204,13 +204,13 @@ func traceVars(g *agentgraph.Graph) map[string]any {
 // per seed-001 assertion, in config order. Cases whose topology reads a file (source FILE)
 // are judged once on that file instead (EvaluateFileCase).
 func (e *Evaluator) Evaluate(g *agentgraph.Graph, complete bool) []Result {
-	return e.EvaluateContext(context.Background(), g, complete)
+	return e.evaluateContext(context.Background(), g, complete)
 }
 
-// EvaluateContext is Evaluate with a context for the judge's calls: the deterministic
+// evaluateContext is Evaluate with a context for the judge's calls: the deterministic
 // parts of every case run first, then the trace's gradings (in parallel, bounded by the
 // judge's concurrency and its per-trace timeout), waited for.
-func (e *Evaluator) EvaluateContext(ctx context.Context, g *agentgraph.Graph, complete bool) []Result {
+func (e *Evaluator) evaluateContext(ctx context.Context, g *agentgraph.Graph, complete bool) []Result {
 	return e.wait(ctx, e.EvaluateDeferred(ctx, g, complete))
 }
 
@@ -279,17 +279,6 @@ func (e *Evaluator) wait(ctx context.Context, ev Evaluation) []Result {
 	}
 	all, _ := ev.Grading.Run(ctx)
 	return all
-}
-
-// HasJudge reports whether a judge grades rubrics.
-func (e *Evaluator) HasJudge() bool { return e.judge != nil }
-
-// JudgeInfo describes the judge (zero without one).
-func (e *Evaluator) JudgeInfo() judge.Info {
-	if e.judge == nil {
-		return judge.Info{}
-	}
-	return e.judge.Info()
 }
 
 // FileCases maps each case whose topology reads recorded spans (source FILE) to its file.

@@ -186,9 +186,6 @@ var stepKeyOrder = func() []string {
 	return out
 }()
 
-// StepKeys lists every key a step may set, whatever its action (action and name first).
-func StepKeys() []string { return slices.Clone(stepKeyOrder) }
-
 // keyOwners lists the actions whose kind has key.
 func keyOwners(key string) []string {
 	var out []string

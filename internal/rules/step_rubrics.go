@@ -29,7 +29,7 @@ type RubricsStep struct {
 	// built-in list).
 	IgnoredTools []string `seed:"ignoredTools"`
 	// TransientErrors are the errors taken as transient (regular expressions over the
-	// error's type and message; default: DefaultTransient).
+	// error's type and message; default: defaultTransient).
 	TransientErrors []string `seed:"transientErrors"`
 	// DeterministicOnly runs only the rubrics' deterministic parts: the judge is never
 	// asked, configured or not.
@@ -132,7 +132,7 @@ func (s *RubricsStep) compile(compileEnv) (compiledStep, error) {
 	}
 	patterns := s.TransientErrors
 	if len(patterns) == 0 {
-		patterns = DefaultTransient
+		patterns = defaultTransient
 	}
 	for _, p := range patterns {
 		if re, err := regexp.Compile(p); err == nil { // errors are reported by validation
