@@ -1,6 +1,9 @@
-// Package rubric names the four handoff rubrics of seed 004 (the axes of the CI gates) and
-// the GROUNDEDNESS rubric type, with the judge's built-in text of each. The checks that
-// grade them live with the EXPECT_HANDOFF_RUBRICS step (internal/rules).
+// Package rubric holds the four handoff rubrics of seed 004 (the axes of the CI gates) and
+// the GROUNDEDNESS rubric type, with the judge's built-in text of each, and the checks
+// that grade a handoff on them: one file per axis (dispatch.go, scope.go, integration.go,
+// recovery.go) with its deterministic parts and what the judge reads, over a per-trace
+// Index of the model (index.go). Checks.Check is the entry point; the
+// EXPECT_HANDOFF_RUBRICS step (internal/rules) turns its Finding into results.
 package rubric
 
 import "strings"

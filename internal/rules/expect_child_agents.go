@@ -48,12 +48,6 @@ type trigger struct {
 	start         uint64
 }
 
-// agentArgKeys are the argument keys that name a transfer's target agent (the model's).
-var agentArgKeys = agentgraph.TargetArgKeys()
-
-// transferByName matches transfer tool names, transfer_to_X and handoff_to_X (the model's).
-var transferByName = agentgraph.TransferNamePattern()
-
 // handoffDetections pass control from sender to receiver (an explicit handoff span, a
 // transfer call, a graph's parent pointer, or consecutive sibling runs): the receiver runs
 // after the sender by design, and its run is in the trace.

@@ -191,7 +191,7 @@ func TestRecoveryReceiverFailure(t *testing.T) {
 			f.t.Agent(via, "researcher", 62, 79)
 		}, Fail, "planner dispatched researcher again with the same scope"},
 		{"recorded recovery", func(f *flights) {
-			f.t.Other(f.planner, "notify on-call", 61, 62).Attr(AttrRecovery, "escalation")
+			f.t.Other(f.planner, "notify on-call", 61, 62).Attr(agentgraph.AttrRecovery, "escalation")
 		}, Pass, `planner recorded the recovery handoff.recovery="escalation"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 const rubricWorkPerItem = 40
 
 // TestRubricWorkIsLinear grades every handoff on the four rubrics and counts what the
-// checks visited (dagIndex.work): at most rubricWorkPerItem per span and edge, on 2,000
+// checks visited (rubric.Index.Work): at most rubricWorkPerItem per span and edge, on 2,000
 // tool calls of one receiver, a 10,000-deep chain and a 5,000-agent fan-out. Quadratic
 // checks (every earlier tool result joined again per call, every span scanned per
 // handoff) fail it.
@@ -42,8 +42,8 @@ func TestRubricWorkIsLinear(t *testing.T) {
 			results := out.results
 			require.Len(t, results, 1+4*len(g.Edges))
 			items := len(g.Spans) + len(g.Edges)
-			t.Logf("work %d for %d spans + %d edges (%.1f per item)", cache.x.work, len(g.Spans), len(g.Edges), float64(cache.x.work)/float64(items))
-			require.LessOrEqual(t, cache.x.work, rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.x.work, len(g.Spans), len(g.Edges))
+			t.Logf("work %d for %d spans + %d edges (%.1f per item)", cache.x.Work(), len(g.Spans), len(g.Edges), float64(cache.x.Work())/float64(items))
+			require.LessOrEqual(t, cache.x.Work(), rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.x.Work(), len(g.Spans), len(g.Edges))
 			for _, r := range results {
 				require.NotEqual(t, Error, r.Outcome, r.Message)
 				require.Less(t, len(r.Message)+len(r.Actual)+len(r.Expected), 4000, "message bounded: %s", r.Message)

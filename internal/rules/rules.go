@@ -13,6 +13,8 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // Outcome of one assertion on one trace.
@@ -319,14 +321,14 @@ type traceCache struct {
 	g    *agentgraph.Graph
 	vars map[string]any
 	te   *traceEval
-	x    *dagIndex
+	x    *rubric.Index
 	jr   *judge.Batch
 }
 
 // index returns the trace's span index for the handoff rubrics.
-func (tc *traceCache) index() *dagIndex {
+func (tc *traceCache) index() *rubric.Index {
 	if tc.x == nil {
-		tc.x = newDAGIndex(tc.g)
+		tc.x = rubric.NewIndex(tc.g)
 	}
 	return tc.x
 }
@@ -452,14 +454,7 @@ const maxListed = 10
 // listed joins the first items (at most maxListed of total) and says how many more
 // there were.
 func listed(items []string, total int, sep, what string) string {
-	if len(items) > maxListed {
-		items = items[:maxListed]
-	}
-	out := strings.Join(items, sep)
-	if more := total - len(items); more > 0 {
-		out += fmt.Sprintf("%s… and %d more %s", sep, more, what)
-	}
-	return out
+	return textsafe.Listed(items, total, maxListed, sep, what)
 }
 
 // capList keeps the first maxListed problems and counts the rest in a last one.

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -126,20 +125,14 @@ func (s *RubricsStep) judgeProblem(id string) (field, problem string, ok bool) {
 }
 
 func (s *RubricsStep) compile(compileEnv) (compiledStep, error) {
-	rs := &rubricStep{cfg: s, axes: s.axes(), ignored: map[string]bool{}}
-	for _, t := range s.IgnoredTools {
-		rs.ignored[t] = true
-	}
-	patterns := s.TransientErrors
-	if len(patterns) == 0 {
-		patterns = defaultTransient
-	}
-	for _, p := range patterns {
-		if re, err := regexp.Compile(p); err == nil { // errors are reported by validation
-			rs.transient = append(rs.transient, re)
-		}
-	}
-	return rs, nil
+	return &rubricStep{cfg: s, axes: s.axes(), checks: rubric.NewChecks(s.IgnoredTools, s.TransientErrors)}, nil
+}
+
+// rubricStep is an EXPECT_HANDOFF_RUBRICS step, compiled.
+type rubricStep struct {
+	cfg    *RubricsStep
+	axes   []string
+	checks *rubric.Checks
 }
 
 // rubricExpected says what each rubric asserts.
@@ -232,84 +225,25 @@ func (rs *rubricStep) judgeOff(ev *Evaluator) string {
 	return ""
 }
 
-// axisCheck is what a rubric's checks found on one handoff: its deterministic parts, what
-// the judge would read (missing: why it cannot), or why the rubric does not apply.
-type axisCheck struct {
-	parts   []part
-	fields  []judge.Field
-	missing string
-	// skip, when set, is the rubric's skipped verdict: it does not apply to the handoff.
-	skip *[2]string // actual, message
-}
-
-// check runs the deterministic parts of axis on e and, when a judge grades, builds what it
-// reads.
-func (rs *rubricStep) check(axis string, e *agentgraph.Edge, x *dagIndex, judged bool) axisCheck {
-	var c axisCheck
-	switch axis {
-	case rubric.Dispatch:
-		if judged {
-			c.fields, c.missing = x.dispatchFields(e)
-		}
-	case rubric.Scope:
-		c.parts = rs.scopeParts(x, e)
-		if judged {
-			c.fields, c.missing = x.scopeFields(e)
-		}
-	case rubric.Integration:
-		ps, steps, ok := rs.integrationParts(x, e)
-		if !ok {
-			c.skip = integrationSkip(x, e)
-			return c
-		}
-		c.parts = ps
-		if judged {
-			c.fields, c.missing = x.integrationFields(e, steps)
-		}
-	case rubric.Recovery:
-		ps, eps, ok := rs.recoveryParts(x, e)
-		if !ok {
-			c.skip = &[2]string{"no error on the round trip", fmt.Sprintf("no error on the handoff %s -> %s: nothing to recover from", e.From.Name, e.To.Name)}
-			return c
-		}
-		c.parts = ps
-		if judged {
-			c.fields = x.recoveryFields(e, eps)
-		}
-	}
-	return c
-}
-
-// integrationSkip says why ResultIntegration does not apply: control did not return.
-func integrationSkip(x *dagIndex, e *agentgraph.Edge) *[2]string {
-	if hb := x.handBacks(e); len(hb) > 0 {
-		// A swarm node handing control back starts a new run of the sender: that run's
-		// input is the hand-off message, not a step that read a return value.
-		return &[2]string{"control handed back as a new run", fmt.Sprintf("%s handed control back to %s as a new run (span %s), a hand-off of its own (graded as the handoff %s -> %s): no return value to integrate",
-			e.To.Name, e.From.Name, hb[0].Span.ID, e.To.Name, e.From.Name)}
-	}
-	return &[2]string{"control did not return to the sender", fmt.Sprintf("%s took no further step after %s returned (a one-way transfer): no result to integrate", e.From.Name, e.To.Name)}
-}
-
 // grade decides one rubric on one handoff; it returns the result to fill in when a judge
 // grading was scheduled.
-func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.Edge, x *dagIndex) *Result {
+func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.Edge, x *rubric.Index) *Result {
 	ev := run.ev
-	c := rs.check(axis, e, x, ev.judge != nil) // what the judge reads is made only when a judge grades
-	if c.skip != nil {
-		r.Outcome, r.Actual, r.Message = Skipped, c.skip[0], c.skip[1]
+	c := rs.checks.Check(axis, e, x, ev.judge != nil) // what the judge reads is made only when a judge grades
+	if c.Skipped {
+		r.Outcome, r.Actual, r.Message = Skipped, c.SkipActual, c.SkipMessage
 		return nil
 	}
 	var failed, passed, na, states []string
-	for _, p := range c.parts {
+	for _, p := range c.Parts {
 		states = append(states, p.String())
-		switch p.state {
-		case partFail:
-			failed = append(failed, p.detail)
-		case partPass:
-			passed = append(passed, p.detail)
+		switch p.State {
+		case rubric.PartFail:
+			failed = append(failed, p.Detail)
+		case rubric.PartPass:
+			passed = append(passed, p.Detail)
 		default:
-			na = append(na, p.detail)
+			na = append(na, p.Detail)
 		}
 	}
 	det := strings.Join(states, ", ")
@@ -321,13 +255,13 @@ func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.
 		return nil
 	}
 	off := rs.judgeOff(ev)
-	if off == "" && c.missing == "" {
-		job := run.tc.jr.Add(judge.Request{Rubric: axis, Criteria: rubric.Text(ev.rubrics, axis), Fields: c.fields})
+	if off == "" && c.Missing == "" {
+		job := run.tc.jr.Add(judge.Request{Rubric: axis, Criteria: rubric.Text(ev.rubrics, axis), Fields: c.Fields})
 		filled := *r
 		run.tc.jr.Then(func() { applyRubricJudge(ev, &filled, job, det, passed) })
 		return &filled
 	}
-	withoutJudge(r, axis, off, c.missing, det, passed, na)
+	withoutJudge(r, axis, off, c.Missing, det, passed, na)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package rules
+package rubric
 
 import (
 	"fmt"
@@ -58,19 +58,19 @@ func surfaces(answer string, err *agentgraph.ErrorInfo, scope string) (string, b
 // answers after the round trip must report it: those of the runs the receiver handed back
 // to, and the output of the sender's last run. When it did not (a one-way transfer), the
 // receiver's own answer is the last word and must report an error inside the receiver. It
-// returns partFail when no answer reports it, partNA when the receiver reported it to a
+// returns PartFail when no answer reports it, PartNA when the receiver reported it to a
 // sender whose answer was not captured.
-func (x *dagIndex) answerSurfaced(e *agentgraph.Edge, ep episode) (partState, string) {
+func (x *Index) answerSurfaced(e *agentgraph.Edge, ep episode) (PartState, string) {
 	r := e.To
 	inside := ep.kind == "tool" || ep.kind == "llm"
 	hbs := x.handBacks(e)
 	if len(hbs) == 0 && len(x.nextSteps(e)) == 0 {
 		if inside && r.Output.Found() {
 			if ev, ok := surfaces(r.Output.Text, ep.err, r.Input.Text); ok {
-				return partPass, fmt.Sprintf("%s surfaced it in its answer (%s)", r.Name, quote(ev, 40))
+				return PartPass, fmt.Sprintf("%s surfaced it in its answer (%s)", r.Name, quote(ev, 40))
 			}
 		}
-		return partFail, ""
+		return PartFail, ""
 	}
 	t := x.roundReturnedAt(e)
 	answered := false
@@ -82,20 +82,20 @@ func (x *dagIndex) answerSurfaced(e *agentgraph.Edge, ep episode) (partState, st
 		if hb.Output.Found() {
 			answered = true
 			if ev, ok := surfaces(hb.Output.Text, ep.err, r.Input.Text); ok {
-				return partPass, fmt.Sprintf("%s surfaced it in its answer after %s handed control back (span %s: %s)", hb.Name, r.Name, hb.Span.ID, quote(ev, 40))
+				return PartPass, fmt.Sprintf("%s surfaced it in its answer after %s handed control back (span %s: %s)", hb.Name, r.Name, hb.Span.ID, quote(ev, 40))
 			}
 		}
 	}
 	if run := x.lastOutputRun(e); run != nil && end(run.Span) >= t {
 		answered = true
 		if ev, ok := surfaces(run.Output.Text, ep.err, r.Input.Text); ok {
-			return partPass, fmt.Sprintf("%s surfaced it in its answer (span %s: %s)", run.Name, run.Span.ID, quote(ev, 40))
+			return PartPass, fmt.Sprintf("%s surfaced it in its answer (span %s: %s)", run.Name, run.Span.ID, quote(ev, 40))
 		}
 	}
 	if !answered && inside && r.Output.Found() {
 		if ev, ok := surfaces(r.Output.Text, ep.err, r.Input.Text); ok {
-			return partNA, fmt.Sprintf("%s reported it to %s (%s), and what %s answered after it was not captured", r.Name, e.From.Name, quote(ev, 40), e.From.Name)
+			return PartNA, fmt.Sprintf("%s reported it to %s (%s), and what %s answered after it was not captured", r.Name, e.From.Name, quote(ev, 40), e.From.Name)
 		}
 	}
-	return partFail, ""
+	return PartFail, ""
 }

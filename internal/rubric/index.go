@@ -1,4 +1,4 @@
-package rules
+package rubric
 
 import (
 	"encoding/json"
@@ -18,8 +18,8 @@ import (
 // model's normalized fields: span ownership, each run's LLM calls, the input-side text of
 // a span and recovery markers are the model's (internal/agentgraph).
 
-// dagIndex is built once per trace, when a rubric step needs it.
-type dagIndex struct {
+// Index is built once per trace, when a rubric step needs it.
+type Index struct {
 	g *agentgraph.Graph
 	// llms are each run's LLM calls (the model's Invocation.LLMCalls), in start order.
 	llms   map[*agentgraph.Invocation][]*agentgraph.Span
@@ -30,7 +30,7 @@ type dagIndex struct {
 	transferVia map[*agentgraph.Span]*agentgraph.Invocation
 
 	// Built on first use.
-	facts      map[*agentgraph.Invocation]runFacts
+	facts      map[*agentgraph.Invocation]agentgraph.RunStatus
 	canon      map[*agentgraph.ToolCall]string
 	inputs     map[*agentgraph.Span]string
 	steps      map[string][]stepItem
@@ -55,15 +55,19 @@ type dagIndex struct {
 	work int
 }
 
-func newDAGIndex(g *agentgraph.Graph) *dagIndex {
-	x := &dagIndex{
+// Work is the number of items the rubric checks visited on the trace so far: linear in its
+// spans and edges (the rules' tests bound it per item).
+func (x *Index) Work() int { return x.work }
+
+func NewIndex(g *agentgraph.Graph) *Index {
+	x := &Index{
 		g:      g,
 		llms:   make(map[*agentgraph.Invocation][]*agentgraph.Span, len(g.Invocations)),
 		byName: map[string][]*agentgraph.Invocation{},
 
 		position:    make(map[*agentgraph.Invocation]int, len(g.Invocations)),
 		transferVia: map[*agentgraph.Span]*agentgraph.Invocation{},
-		facts:       map[*agentgraph.Invocation]runFacts{},
+		facts:       map[*agentgraph.Invocation]agentgraph.RunStatus{},
 		canon:       map[*agentgraph.ToolCall]string{},
 		inputs:      map[*agentgraph.Span]string{},
 		steps:       map[string][]stepItem{},
@@ -88,12 +92,12 @@ func newDAGIndex(g *agentgraph.Graph) *dagIndex {
 
 // ownerOf is the agent run whose span is the nearest agent span above s (nil at top
 // level): the model's ownership.
-func (x *dagIndex) ownerOf(s *agentgraph.Span) *agentgraph.Invocation { return s.Owner() }
+func (x *Index) ownerOf(s *agentgraph.Span) *agentgraph.Invocation { return s.Owner() }
 
 // senderRun reports whether run acts for the sender of e after the receiver returns: a
 // run of the sender's name outside the receiver's subtree (the sender itself, and a
 // supervisor resumed as a new run, as LangGraph does), or the sender itself.
-func (x *dagIndex) senderRun(e *agentgraph.Edge, run *agentgraph.Invocation) bool {
+func (x *Index) senderRun(e *agentgraph.Edge, run *agentgraph.Invocation) bool {
 	x.work++
 	return e.From.Remote == nil && run.Name == e.From.Name && (run == e.From || !x.g.Reaches(e.To, run))
 }
@@ -101,7 +105,7 @@ func (x *dagIndex) senderRun(e *agentgraph.Edge, run *agentgraph.Invocation) boo
 // senderRuns lists the runs that act for the sender of e, in start order. It costs the
 // number of runs of the sender's name: the checks that run per handoff use the indexes
 // below instead.
-func (x *dagIndex) senderRuns(e *agentgraph.Edge) []*agentgraph.Invocation {
+func (x *Index) senderRuns(e *agentgraph.Edge) []*agentgraph.Invocation {
 	if e.From.Remote != nil {
 		return nil
 	}
@@ -114,19 +118,19 @@ func (x *dagIndex) senderRuns(e *agentgraph.Edge) []*agentgraph.Invocation {
 	return out
 }
 
-// factsOf is factsOf(inv), once per run.
-func (x *dagIndex) factsOf(inv *agentgraph.Invocation) runFacts {
+// statusOf is inv.Status(), once per run.
+func (x *Index) statusOf(inv *agentgraph.Invocation) agentgraph.RunStatus {
 	f, ok := x.facts[inv]
 	if !ok {
 		x.work += 1 + len(inv.ToolCalls)
-		f = factsOf(inv)
+		f = inv.Status()
 		x.facts[inv] = f
 	}
 	return f
 }
 
 // canonical is canonicalArgs of a tool call's arguments, once per call.
-func (x *dagIndex) canonical(tc *agentgraph.ToolCall) string {
+func (x *Index) canonical(tc *agentgraph.ToolCall) string {
 	c, ok := x.canon[tc]
 	if !ok {
 		x.work++
@@ -137,7 +141,7 @@ func (x *dagIndex) canonical(tc *agentgraph.ToolCall) string {
 }
 
 // inputOf is the model's input-side text of a span (Span.InputText), once per span.
-func (x *dagIndex) inputOf(s *agentgraph.Span) string {
+func (x *Index) inputOf(s *agentgraph.Span) string {
 	t, ok := x.inputs[s]
 	if !ok {
 		x.work++
@@ -148,7 +152,7 @@ func (x *dagIndex) inputOf(s *agentgraph.Span) string {
 }
 
 // callOf finds the tool call of a tool span: the call its owner made through it.
-func (x *dagIndex) callOf(s *agentgraph.Span) *agentgraph.ToolCall { return s.ToolCall() }
+func (x *Index) callOf(s *agentgraph.Span) *agentgraph.ToolCall { return s.ToolCall() }
 
 // runTool keys a run's calls of one tool.
 type runTool struct {
@@ -157,7 +161,7 @@ type runTool struct {
 }
 
 // callsNamed lists a run's calls of one tool, in start order.
-func (x *dagIndex) callsNamed(run *agentgraph.Invocation, tool string) []*agentgraph.ToolCall {
+func (x *Index) callsNamed(run *agentgraph.Invocation, tool string) []*agentgraph.ToolCall {
 	if _, ok := x.byTool[runTool{run, ""}]; !ok {
 		x.byTool[runTool{run, ""}] = nil
 		for _, tc := range run.OwnToolCalls() {
@@ -183,7 +187,7 @@ func firstCallAfter(calls []*agentgraph.ToolCall, t pcommon.Timestamp, not *agen
 
 // firstFailedAbove is the nearest run up inv's chain of senders (in this trace) whose run
 // did not complete; a loop of senders ends the walk. Memoized along chains without loops.
-func (x *dagIndex) firstFailedAbove(inv *agentgraph.Invocation) *agentgraph.Invocation {
+func (x *Index) firstFailedAbove(inv *agentgraph.Invocation) *agentgraph.Invocation {
 	var path []*agentgraph.Invocation
 	var found *agentgraph.Invocation
 	seen := map[*agentgraph.Invocation]bool{}
@@ -205,7 +209,7 @@ func (x *dagIndex) firstFailedAbove(inv *agentgraph.Invocation) *agentgraph.Invo
 		}
 		seen[p] = true
 		path = append(path, cur)
-		if x.factsOf(p).status != StatusCompleted {
+		if x.statusOf(p).State != agentgraph.StatusCompleted {
 			found = p
 			break
 		}
@@ -220,14 +224,14 @@ func (x *dagIndex) firstFailedAbove(inv *agentgraph.Invocation) *agentgraph.Invo
 }
 
 // unfinished lists the runs of a name that did not complete, in start order.
-func (x *dagIndex) unfinished(name string) []*agentgraph.Invocation {
+func (x *Index) unfinished(name string) []*agentgraph.Invocation {
 	if x.failed == nil {
 		x.failed = map[string][]*agentgraph.Invocation{}
 	}
 	list, ok := x.failed[name]
 	if !ok {
 		for _, inv := range x.byName[name] {
-			if x.factsOf(inv).status != StatusCompleted {
+			if x.statusOf(inv).State != agentgraph.StatusCompleted {
 				list = append(list, inv)
 			}
 		}
@@ -237,7 +241,7 @@ func (x *dagIndex) unfinished(name string) []*agentgraph.Invocation {
 }
 
 // scopeOf is scopeOf(e), once per edge.
-func (x *dagIndex) scopeOf(e *agentgraph.Edge) string {
+func (x *Index) scopeOf(e *agentgraph.Edge) string {
 	if x.scopes == nil {
 		x.scopes = map[*agentgraph.Edge]string{}
 	}
@@ -251,12 +255,12 @@ func (x *dagIndex) scopeOf(e *agentgraph.Edge) string {
 }
 
 // outsTo lists run's edges to agents of one name, in start order of the receivers.
-func (x *dagIndex) outsTo(run *agentgraph.Invocation, name string) []*agentgraph.Edge {
+func (x *Index) outsTo(run *agentgraph.Invocation, name string) []*agentgraph.Edge {
 	return x.outsBy(run, "to\x00"+name, func(o *agentgraph.Edge) string { return "to\x00" + o.To.Name })
 }
 
 // outsScoped lists run's edges that dispatched one scope, in start order of the receivers.
-func (x *dagIndex) outsScoped(run *agentgraph.Invocation, scope string) []*agentgraph.Edge {
+func (x *Index) outsScoped(run *agentgraph.Invocation, scope string) []*agentgraph.Edge {
 	return x.outsBy(run, "scope\x00"+scope, func(o *agentgraph.Edge) string { return "scope\x00" + x.scopeOf(o) })
 }
 
@@ -265,7 +269,7 @@ type runKey struct {
 	key string
 }
 
-func (x *dagIndex) outsBy(run *agentgraph.Invocation, key string, keyOf func(*agentgraph.Edge) string) []*agentgraph.Edge {
+func (x *Index) outsBy(run *agentgraph.Invocation, key string, keyOf func(*agentgraph.Edge) string) []*agentgraph.Edge {
 	if x.outs == nil {
 		x.outs = map[runKey][]*agentgraph.Edge{}
 	}
@@ -295,7 +299,7 @@ func firstEdgeAfter(list []*agentgraph.Edge, t pcommon.Timestamp, not *agentgrap
 
 // callsKeyed lists the tool calls with arguments of the runs of a name, keyed by tool
 // name and canonical arguments, in start order.
-func (x *dagIndex) callsKeyed(name, key string) []*agentgraph.ToolCall {
+func (x *Index) callsKeyed(name, key string) []*agentgraph.ToolCall {
 	if x.keyedCalls == nil {
 		x.keyedCalls = map[string]map[string][]*agentgraph.ToolCall{}
 	}
@@ -320,7 +324,7 @@ func (x *dagIndex) callsKeyed(name, key string) []*agentgraph.ToolCall {
 
 // outsKeyed lists the edges out of the runs of a name, keyed by receiver name and scope,
 // in start order of the receivers.
-func (x *dagIndex) outsKeyed(name, key string) []*agentgraph.Edge {
+func (x *Index) outsKeyed(name, key string) []*agentgraph.Edge {
 	if x.keyedOuts == nil {
 		x.keyedOuts = map[string]map[string][]*agentgraph.Edge{}
 	}
@@ -345,7 +349,7 @@ func (x *dagIndex) outsKeyed(name, key string) []*agentgraph.Edge {
 }
 
 // spanOrder is a span's place in g.Spans (start order).
-func (x *dagIndex) spanOrder(s *agentgraph.Span) int {
+func (x *Index) spanOrder(s *agentgraph.Span) int {
 	if x.orderOf == nil {
 		x.orderOf = make(map[*agentgraph.Span]int, len(x.g.Spans))
 		for i, sp := range x.g.Spans {
@@ -357,7 +361,7 @@ func (x *dagIndex) spanOrder(s *agentgraph.Span) int {
 
 // catalog names the agents of the trace other than the sender: the first maxListed,
 // sorted, and how many more.
-func (x *dagIndex) catalog(sender string) string {
+func (x *Index) catalog(sender string) string {
 	if x.names == nil {
 		x.names = make([]string, 0, len(x.byName))
 		for n := range x.byName {
@@ -413,7 +417,7 @@ const (
 // stepsOf lists, once per agent name, everything its runs did, in time order (ties in the
 // order the runs started, then resumed run, LLM calls, tool calls, dispatches, then other
 // spans in start order).
-func (x *dagIndex) stepsOf(name string) []stepItem {
+func (x *Index) stepsOf(name string) []stepItem {
 	if items, ok := x.steps[name]; ok {
 		return items
 	}
@@ -454,7 +458,7 @@ func (x *dagIndex) stepsOf(name string) []stepItem {
 // LLM calls (their input), tool calls (their arguments), dispatches (their arguments and
 // the receiver's input), resumed runs (their input), and other spans of those runs (such
 // as Mastra's model_step: control came back even without content). At most maxNextSteps.
-func (x *dagIndex) nextSteps(e *agentgraph.Edge) []senderStep {
+func (x *Index) nextSteps(e *agentgraph.Edge) []senderStep {
 	if x.next == nil {
 		x.next = map[*agentgraph.Edge][]senderStep{}
 	}
@@ -466,7 +470,7 @@ func (x *dagIndex) nextSteps(e *agentgraph.Edge) []senderStep {
 	return steps
 }
 
-func (x *dagIndex) findNextSteps(e *agentgraph.Edge) []senderStep {
+func (x *Index) findNextSteps(e *agentgraph.Edge) []senderStep {
 	t := x.roundReturnedAt(e)
 	items := x.stepsOf(e.From.Name)
 	var out []senderStep
@@ -531,7 +535,7 @@ type outputRuns struct {
 }
 
 // later picks the run that comes later in start order (nil-safe).
-func (x *dagIndex) later(a, b *agentgraph.Invocation) *agentgraph.Invocation {
+func (x *Index) later(a, b *agentgraph.Invocation) *agentgraph.Invocation {
 	switch {
 	case a == nil:
 		return b
@@ -545,7 +549,7 @@ func (x *dagIndex) later(a, b *agentgraph.Invocation) *agentgraph.Invocation {
 
 // lastOutputRun is the latest-starting sender run of e with a captured output (nil: none):
 // the runs of the sender's name outside the receiver's subtree, and the sender itself.
-func (x *dagIndex) lastOutputRun(e *agentgraph.Edge) *agentgraph.Invocation {
+func (x *Index) lastOutputRun(e *agentgraph.Edge) *agentgraph.Invocation {
 	if e.From.Remote != nil {
 		return nil
 	}
@@ -619,7 +623,7 @@ type mark struct {
 }
 
 // marksOf lists the marks of the runs of one name, in span order.
-func (x *dagIndex) marksOf(name string) []mark {
+func (x *Index) marksOf(name string) []mark {
 	if x.marks == nil {
 		x.marks = map[string][]mark{}
 		for i, s := range x.g.Spans {
@@ -708,7 +712,7 @@ func jsonString(v any) string {
 // plainOutput is the text of a return value: the last assistant message's text for a
 // chat-messages array, else the string leaves of JSON, else the content as is.
 func plainOutput(s string) string {
-	if t, ok := messageText(s, assistantRoles); ok {
+	if t, ok := agentgraph.MessageText(s, agentgraph.AssistantRoles); ok {
 		return t
 	}
 	return leafText(s)
@@ -730,7 +734,7 @@ const carriedShare = 0.8
 // given keys at the top level), else normalized text.
 func canonicalArgs(s string, drop ...string) string {
 	t := strings.TrimSpace(s)
-	if v, ok := parseJSON(t); ok {
+	if v, ok := agentgraph.ParseJSON(t); ok {
 		if m, ok := v.(map[string]any); ok && len(drop) > 0 {
 			c := make(map[string]any, len(m))
 			for k, x := range m {
@@ -815,7 +819,7 @@ type firstRunsKey struct{ name, kind string }
 // firstRunsBy indexes the runs of name by what they did: kind "to" (dispatches, keyed by
 // receiver name), "call" (tool calls, keyed by tool) or "scope" (dispatches, keyed by
 // scope).
-func (x *dagIndex) firstRunsBy(name, kind string) map[string]*firstRuns {
+func (x *Index) firstRunsBy(name, kind string) map[string]*firstRuns {
 	if x.first == nil {
 		x.first = map[firstRunsKey]map[string]*firstRuns{}
 	}
@@ -897,7 +901,7 @@ func (b byAt) Swap(i, j int) {
 // firstRun is the earliest-starting run of name that has an entry under kind/key at or
 // after t and passes ok (nil: none). When the firstK earliest all fail ok (runs below the
 // receiver acting after it returned: broken timestamps), the rest are looked at one by one.
-func (x *dagIndex) firstRun(name, kind, key string, t pcommon.Timestamp, ok func(*agentgraph.Invocation) bool) *agentgraph.Invocation {
+func (x *Index) firstRun(name, kind, key string, t pcommon.Timestamp, ok func(*agentgraph.Invocation) bool) *agentgraph.Invocation {
 	fr := x.firstRunsBy(name, kind)[key]
 	if fr == nil {
 		return nil

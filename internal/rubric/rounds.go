@@ -1,4 +1,4 @@
-package rules
+package rubric
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
 
-// What the rubric checks remember per trace beyond dagIndex's own indexes: the dispatch
+// What the rubric checks remember per trace beyond Index's own indexes: the dispatch
 // rounds of each sender, the runs a receiver handed control back to, the dispatches a
 // receiver made to agents other than its sender, and what the context check strips from
 // its sources.
@@ -29,7 +29,7 @@ type stepText struct {
 }
 
 // stepLeafText is strings.TrimSpace(leafText(step.text)), once per step span.
-func (x *dagIndex) stepLeafText(step *senderStep) string {
+func (x *Index) stepLeafText(step *senderStep) string {
 	m := &x.rubric
 	if step.span == nil {
 		return strings.TrimSpace(leafText(step.text))
@@ -49,7 +49,7 @@ func (x *dagIndex) stepLeafText(step *senderStep) string {
 // normalizing case, whitespace and JSON nesting), or with at least carriedShare of the
 // value's distinct words (3+ letters or digits, the first 200); it returns the share found.
 // The step's text is normalized once per step span.
-func (x *dagIndex) stepCarries(step *senderStep, value string) (bool, float64) {
+func (x *Index) stepCarries(step *senderStep, value string) (bool, float64) {
 	m := &x.rubric
 	if m.stepTexts == nil {
 		m.stepTexts = map[*agentgraph.Span]*stepText{}
@@ -97,7 +97,7 @@ type dispatchRound struct {
 }
 
 // roundOf is the dispatch round e belongs to.
-func (x *dagIndex) roundOf(e *agentgraph.Edge) *dispatchRound {
+func (x *Index) roundOf(e *agentgraph.Edge) *dispatchRound {
 	m := &x.rubric
 	if m.rounds == nil {
 		m.rounds = map[*agentgraph.Edge]*dispatchRound{}
@@ -123,14 +123,14 @@ func (x *dagIndex) roundOf(e *agentgraph.Edge) *dispatchRound {
 
 // roundReturnedAt is when the sender of e could take its next step: when every dispatch of
 // e's round had returned.
-func (x *dagIndex) roundReturnedAt(e *agentgraph.Edge) pcommon.Timestamp {
+func (x *Index) roundReturnedAt(e *agentgraph.Edge) pcommon.Timestamp {
 	return x.roundOf(e).returned
 }
 
 // handBacks lists the runs of the sender's name that e's receiver dispatched: control
 // handed back to the sender (a swarm node handing off to the node that called it). They
 // act for the sender after the round trip; they are not a fallback of the receiver.
-func (x *dagIndex) handBacks(e *agentgraph.Edge) []*agentgraph.Invocation {
+func (x *Index) handBacks(e *agentgraph.Edge) []*agentgraph.Invocation {
 	m := &x.rubric
 	if m.handBacks == nil {
 		m.handBacks = map[*agentgraph.Edge][]*agentgraph.Invocation{}
@@ -151,14 +151,14 @@ func (x *dagIndex) handBacks(e *agentgraph.Edge) []*agentgraph.Invocation {
 }
 
 // isHandBack reports whether run is one of e's hand-back runs.
-func (x *dagIndex) isHandBack(e *agentgraph.Edge, run *agentgraph.Invocation) bool {
+func (x *Index) isHandBack(e *agentgraph.Edge, run *agentgraph.Invocation) bool {
 	return run.In != nil && run.In.From == e.To && run.Name == e.From.Name && e.From.Remote == nil
 }
 
 // firstFallbackAfter is the first dispatch of e's receiver (in start order of the
 // receivers) that starts at or after t and goes to an agent other than the sender's name:
 // handing control back to the sender is not a fallback.
-func (x *dagIndex) firstFallbackAfter(e *agentgraph.Edge, t pcommon.Timestamp) *agentgraph.Edge {
+func (x *Index) firstFallbackAfter(e *agentgraph.Edge, t pcommon.Timestamp) *agentgraph.Edge {
 	m := &x.rubric
 	if m.others == nil {
 		m.others = map[*agentgraph.Edge][]*agentgraph.Edge{}

@@ -1,4 +1,4 @@
-package rules
+package rubric
 
 import (
 	"regexp"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
 
 // ScopeFidelity, "context never supplied": which tokens of a tool call's arguments are
@@ -71,7 +73,7 @@ func isIdentifier(tok string) bool {
 // identifiers lists the identifier-like tokens in the string values of JSON arguments, in
 // order, once each; nil when the arguments are not JSON.
 func identifiers(args string) []string {
-	v, ok := parseJSON(args)
+	v, ok := agentgraph.ParseJSON(args)
 	if !ok {
 		return nil
 	}
@@ -137,7 +139,7 @@ type sourceFilter struct {
 
 const day = int64(24 * 3600 * 1e9)
 
-func (x *dagIndex) sourceFilter() *sourceFilter {
+func (x *Index) sourceFilter() *sourceFilter {
 	if f := x.rubric.sources; f != nil {
 		return f
 	}
