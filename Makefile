@@ -50,7 +50,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 # The distribution's version (ocb manifest: dist.version): the image tag.
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test bench loadtest generate fmt vet validate tidy clean e2e-clients promtool report-assets chromium \
+.PHONY: all install-tools build run test bench loadtest scaling performance generate fmt vet validate tidy clean e2e-clients prices promtool report-assets chromium \
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
@@ -179,6 +179,11 @@ chromium:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends chromium=$(CHROMIUM_DEB_VERSION); \
 	fi
 
+## prices: regenerate the pinned price table internal/pricing/data from the genai-prices npm
+## package pinned in e2e/clients (TestReproducesTheSnapshot checks it is up to date)
+prices: e2e-clients
+	$(GO) run ./internal/pricing/gen -package $(CLIENTS_DIR)/node_modules/@pydantic/genai-prices -out internal/pricing/data
+
 ## e2e-clients: install the pinned npm packages of the real-client scenarios (npm ci, only
 ## when node_modules is missing or package.json / package-lock.json changed: content stamp)
 e2e-clients: $(CLIENTS_DIR)/node_modules/.package-lock.json
@@ -195,11 +200,33 @@ bench: $(BENCHSTAT)
 	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee $(BUILD_DIR)/bench.txt
 	$(BENCHSTAT) $(if $(BENCH_BASE),$(BENCH_BASE)) $(BUILD_DIR)/bench.txt
 
-## loadtest: the built collector under sustained OTLP/HTTP load on loopback (bare vs full
-## pipeline): spans/s, CPU-seconds per million spans, peak RSS, nothing lost
-LOAD_DURATION ?= 20s
+## loadtest: the built collector under sustained OTLP/HTTP load on loopback, bare vs
+## tail_sampling vs the full pipeline, at LOAD_RATE spans/s and at saturation (about 2 minutes):
+## spans/s, CPU-seconds per million spans, peak RSS, retained bytes per span, nothing lost
+LOAD_DURATION ?= 15s
+LOAD_RATE ?= 50000
 loadtest: $(BINARY)
-	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION)
+	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE)
+
+## scaling: the scaling benchmarks (spans per trace 10..10,000, rules 1..100) into
+## docs/scaling-bench.txt, drawn by cmd/perfplot as docs/scaling.svg
+SCALING_COUNT ?= 3
+scaling:
+	@mkdir -p $(BUILD_DIR)
+	$(GO) test -run='^$$' -bench=ScalingBuild -count=$(SCALING_COUNT) ./internal/agentgraph/ > $(BUILD_DIR)/scaling-bench.txt
+	$(GO) test -run='^$$' -bench='ScalingProcessor|ScalingRules' -benchtime=10x -count=$(SCALING_COUNT) \
+		./handoffprocessor/ ./assertionexporter/ >> $(BUILD_DIR)/scaling-bench.txt
+	grep -v '^ok\|^PASS' $(BUILD_DIR)/scaling-bench.txt > docs/scaling-bench.txt
+	$(GO) run ./cmd/perfplot < docs/scaling-bench.txt > docs/scaling.svg
+
+## performance: every figure of docs/performance.md's load test, scaling and memory sections
+## in one go (on a quiet machine): make loadtest (table saved to _build/loadtest.txt), make
+## scaling, and the memory_limiter e2e test
+performance: $(BINARY)
+	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE) > $(BUILD_DIR)/loadtest.txt
+	cat $(BUILD_DIR)/loadtest.txt
+	$(MAKE) --no-print-directory scaling
+	$(GO) test -race -count=1 -v ./e2e/ -run TestMemoryLimiter
 
 ## generate: run mdatagen in every component, then format
 generate: $(MDATAGEN)

@@ -38,6 +38,12 @@ func chainsDiffer(keys []string) error {
 		"so this trace was not judged; set the same chains in both, or remove them from the exporter", strings.Join(keys, ", "))
 }
 
+// errPricesDiffer is the reason of every result of a trace whose graph the handoff
+// processor priced with other pricing overrides than the exporter's: its costs, on the
+// spans and in the graph, are not the ones the exporter's cost budgets would judge.
+var errPricesDiffer = errors.New("pricing differs from the handoff processor's: the exporter would judge other costs than the processor " +
+	"wrote on the spans, so this trace was not judged; set the same pricing in both, or remove it from both")
+
 // checkUpstream returns a trace's evaluation as the exporter records it: as evaluated, or
 // with every result an error naming why when the handoff processor built its graph with
 // other chains, or when the processor is required and did not hand the trace on.
@@ -51,6 +57,15 @@ func (e *assertionExporter) checkUpstream(ctx context.Context, id pcommon.TraceI
 				zap.String("fix", "set the same chains in the handoff processor and this exporter, or remove them from the exporter"))
 		}
 		return refused(ev, chainsDiffer(keys), "chains differ")
+	}
+	if _, fp, ok := agentgraph.SharedOptions(ctx); ok && !fp.SamePrices(e.graphFP) {
+		if e.pricesDifferLogged.CompareAndSwap(false, true) {
+			e.logger.Error("assertion exporter has other prices than the handoff processor it reads from; "+
+				"the results of every trace it hands on are errors",
+				zap.String("trace_id", id.String()),
+				zap.String("fix", "set the same pricing in the handoff processor and this exporter, or remove it from both"))
+		}
+		return refused(ev, errPricesDiffer, "prices differ")
 	}
 	if !e.cfg.RequireHandoffProcessor || agentgraph.Assembled(ctx, id) {
 		return ev

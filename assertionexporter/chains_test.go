@@ -19,17 +19,24 @@ import (
 // exp, twice (two traces' worth of calls: the second keeps the log to one line).
 func throughProcessor(t *testing.T, exp *assertionExporter, chains agentgraph.Chains) {
 	t.Helper()
+	runProcessor(t, exp, func(c *handoffprocessor.Config) { c.Chains = chains }, "strands-agent-tool", "strands-ok")
+}
+
+// runProcessor sends each capture, one trace at a time, through a handoff processor
+// configured by edit into exp, then shuts both down.
+func runProcessor(t *testing.T, exp *assertionExporter, edit func(*handoffprocessor.Config), captures ...string) {
+	t.Helper()
 	pf := handoffprocessor.NewFactory()
 	pcfg := pf.CreateDefaultConfig().(*handoffprocessor.Config)
-	pcfg.Chains = chains
+	edit(pcfg)
 	ctx := context.Background()
 	proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pcfg, exp)
 	require.NoError(t, err)
 	require.NoError(t, proc.Start(ctx, componenttest.NewNopHost()))
-	require.NoError(t, proc.ConsumeTraces(ctx, readCapture(t, "strands-agent-tool")))
-	require.NoError(t, proc.(handoffprocessor.EndOfInput).EndOfInput(ctx))
-	require.NoError(t, proc.ConsumeTraces(ctx, readCapture(t, "strands-ok")))
-	require.NoError(t, proc.(handoffprocessor.EndOfInput).EndOfInput(ctx))
+	for _, c := range captures {
+		require.NoError(t, proc.ConsumeTraces(ctx, readCapture(t, c)))
+		require.NoError(t, proc.(handoffprocessor.EndOfInput).EndOfInput(ctx))
+	}
 	require.NoError(t, proc.Shutdown(ctx))
 	require.NoError(t, exp.Drain(ctx))
 	require.NoError(t, exp.Shutdown(ctx))

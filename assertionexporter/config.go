@@ -14,6 +14,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
@@ -48,6 +49,9 @@ type Config struct {
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// Chains overrides fallback chains, as in the handoff processor.
 	Chains agentgraph.Chains `mapstructure:"chains"`
+	// Pricing overrides the pinned price table per model, as in the handoff processor (set
+	// the same in both: a graph priced otherwise is not judged).
+	Pricing pricing.Config `mapstructure:"pricing"`
 	// CountDelegationCallsAsToolCalls (default false) asks for the old counting: delegation
 	// calls (transfer_to_agent, transfer_to_<x> and handoff tools, Strands'
 	// strands_structured_output routing calls, agent-as-tool calls) count as the sender's
@@ -262,8 +266,12 @@ func checkSpansFile(path string) error {
 
 // graphOptions are the options the exporter builds its graphs with (and the ones a graph
 // the handoff processor passed on must have been built with to be reused).
-func (c *Config) graphOptions() agentgraph.Options {
-	return agentgraph.Options{Chains: c.Chains, CountDelegationCallsAsToolCalls: c.CountDelegationCallsAsToolCalls}
+func (c *Config) graphOptions() (agentgraph.Options, error) {
+	prices, err := c.Pricing.Compile()
+	if err != nil {
+		return agentgraph.Options{}, fmt.Errorf("pricing: %w", err)
+	}
+	return agentgraph.Options{Chains: c.Chains, CountDelegationCallsAsToolCalls: c.CountDelegationCallsAsToolCalls, Prices: prices}, nil
 }
 
 // compile builds the gates and the evaluator (with grader as its judge; nil: none).

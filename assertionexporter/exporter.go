@@ -63,6 +63,8 @@ type assertionExporter struct {
 	// chainsDifferLogged: the Error line about chains that differ from the handoff
 	// processor's was written (once per exporter).
 	chainsDifferLogged atomic.Bool
+	// pricesDifferLogged: the same for prices that differ.
+	pricesDifferLogged atomic.Bool
 	// built counts the graphs the exporter built itself (none reusable from the handoff
 	// processor); the tests read it.
 	built atomic.Int64
@@ -87,9 +89,13 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 	if err != nil {
 		return nil, err
 	}
+	graphOpts, err := cfg.graphOptions()
+	if err != nil {
+		return nil, err
+	}
 	e := &assertionExporter{
 		cfg: cfg, logger: set.Logger, telemetry: tel,
-		graphOpts: cfg.graphOptions(), now: time.Now,
+		graphOpts: graphOpts, now: time.Now,
 	}
 	e.graphFP = e.graphOpts.Fingerprint()
 	if e.policy, err = cfg.Redaction.Compile(cfg.Judge.Redact...); err != nil {
@@ -111,6 +117,7 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 		return nil, err
 	}
 	e.window = gate.NewWindow(e.gates)
+	e.telemetry.prepare(e.eval.Cases())
 	return e, nil
 }
 
@@ -389,6 +396,9 @@ func (e *assertionExporter) log(results []rules.Result) {
 		}
 		if failed {
 			fields = append(fields, zap.String("expected", esc(r.Expected)), zap.String("actual", esc(r.Actual)))
+		}
+		if r.Outcome == rules.Fail {
+			fields = append(fields, zap.String("cluster", string(r.Cluster.Or())), zap.String("signature", r.Signature))
 		}
 		if !r.Complete {
 			fields = append(fields, zap.Bool("trace_complete", false))

@@ -158,6 +158,9 @@ func TestStepsOnRealCaptures(t *testing.T) {
 		"outcome":  "fail",
 		"expected": budget.Expected,
 		"actual":   budget.Actual,
+		// The failure's cluster, as the budget check named it, and its signature.
+		"cluster":   "budget_blowout",
+		"signature": budget.Signature,
 	}, budgetLog.ContextMap())
 	require.Empty(t, h.logs.FilterMessageSnippet("assertion pass").All(), "log_verdicts: failures")
 	// One info line for the judged trace, with every outcome counted.
@@ -191,6 +194,16 @@ func TestStepsOnRealCaptures(t *testing.T) {
 	metadatatest.AssertEqualExporterAssertionTracesEvaluated(t, h.tt, []metricdata.DataPoint[int64]{
 		{Value: 1, Attributes: idSet(attribute.Bool("complete", true))},
 		{Value: 0, Attributes: idSet(attribute.Bool("complete", false))},
+	}, metricdatatest.IgnoreTimestamp())
+	// The three failures by cluster: the chain over maxDepth a loop, the handback that never
+	// happened a wrong dispatch, the tokens and duration over budget a budget blowout.
+	failure := func(step, c string) metricdata.DataPoint[int64] {
+		return metricdata.DataPoint[int64]{Value: 1, Attributes: idSet(attribute.String("case", "broken"),
+			attribute.String("step", step), attribute.String("cluster", c))}
+	}
+	metadatatest.AssertEqualExporterAssertionFailures(t, h.tt, []metricdata.DataPoint[int64]{
+		failure("ASSERT_AGENT_TOPOLOGY#1", "loop"), failure("EXPECT_DELEGATION_TO#2", "wrong_dispatch"),
+		failure("EXPECT_AGENT_BUDGET#3", "budget_blowout"),
 	}, metricdatatest.IgnoreTimestamp())
 }
 

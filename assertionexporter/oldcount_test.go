@@ -93,7 +93,10 @@ func TestDelegationCallsAreNotToolCalls(t *testing.T) {
 func TestCountDelegationCallsAsToolCalls(t *testing.T) {
 	got, cfg := countingResults(t, "old")
 	require.True(t, cfg.CountDelegationCallsAsToolCalls)
-	require.Equal(t, agentgraph.Options{CountDelegationCallsAsToolCalls: true}, cfg.graphOptions())
+	opts, err := cfg.graphOptions()
+	require.NoError(t, err)
+	require.True(t, opts.CountDelegationCallsAsToolCalls)
+	require.Equal(t, agentgraph.Options{CountDelegationCallsAsToolCalls: true}.Fingerprint(), opts.Fingerprint())
 	require.Equal(t, map[string]string{
 		"adk/ASSERT_AGENT_TOPOLOGY#1": "pass",
 		"adk/EXPECT_AGENT_BUDGET#2":   "fail: triage (span 3c4494ae26d3abdc) made 3 tool calls, over maxToolCalls 2",

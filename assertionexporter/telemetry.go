@@ -25,6 +25,16 @@ type telemetry struct {
 	// alpha telemetry.newPipelineTelemetry gate.
 	id   attribute.KeyValue
 	only metric.MeasurementOption
+	// complete and eval are the attribute sets recorded per trace, built once (an attribute
+	// set is sorted and allocated when made): complete by the complete flag, eval for every
+	// case, step and outcome of the config (prepare).
+	complete [2]metric.MeasurementOption
+	eval     map[evalKey]metric.MeasurementOption
+}
+
+type evalKey struct {
+	c, step string
+	o       rules.Outcome
 }
 
 // Attribute keys naming the component whose engine records.
@@ -38,19 +48,55 @@ func newTelemetry(set component.TelemetrySettings, id attribute.KeyValue) (*tele
 	if err != nil {
 		return nil, err
 	}
-	return &telemetry{tb: tb, id: id, only: metric.WithAttributeSet(attribute.NewSet(id))}, nil
+	t := &telemetry{tb: tb, id: id, only: metric.WithAttributeSet(attribute.NewSet(id))}
+	t.complete = [2]metric.MeasurementOption{t.attrs(attribute.Bool("complete", false)), t.attrs(attribute.Bool("complete", true))}
+	return t, nil
+}
+
+// prepare builds the attribute sets of every case, step and outcome of the config; it is
+// called once, before the engine records anything.
+func (t *telemetry) prepare(cases map[string][]string) {
+	t.eval = make(map[evalKey]metric.MeasurementOption)
+	for c, steps := range cases {
+		for _, s := range steps {
+			for _, o := range rules.Outcomes {
+				t.eval[evalKey{c, s, o}] = t.newEvalAttrs(c, s, o)
+			}
+		}
+	}
 }
 
 func (t *telemetry) attrs(kvs ...attribute.KeyValue) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(append(kvs, t.id)...))
 }
 
+// evalAttrs is the attribute set of a rule evaluation's data point.
 func (t *telemetry) evalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
+	if opt, ok := t.eval[evalKey{c, step, o}]; ok {
+		return opt
+	}
+	return t.newEvalAttrs(c, step, o)
+}
+
+func (t *telemetry) newEvalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
 	return t.attrs(attribute.String("case", c), attribute.String("step", step), attribute.String("outcome", string(o)))
 }
 
+// failed counts a failed result by its case, step and failure cluster (a bounded set:
+// config names and the cluster catalogue).
+func (t *telemetry) failed(ctx context.Context, r rules.Result) {
+	if r.Outcome != rules.Fail {
+		return
+	}
+	t.tb.ExporterAssertionFailures.Add(ctx, 1, t.attrs(attribute.String("case", r.Case), attribute.String("step", r.Step),
+		attribute.String("cluster", string(r.Cluster.Or()))))
+}
+
 func (t *telemetry) completeAttr(complete bool) metric.MeasurementOption {
-	return t.attrs(attribute.Bool("complete", complete))
+	if complete {
+		return t.complete[1]
+	}
+	return t.complete[0]
 }
 
 func (t *telemetry) gateAttrs(axis, pair string) metric.MeasurementOption {
@@ -135,6 +181,7 @@ func (t *telemetry) evaluated(ctx context.Context, complete bool, took time.Dura
 	t.tb.ExporterAssertionEvalLatency.Record(ctx, took.Microseconds(), t.only)
 	for _, r := range results {
 		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.evalAttrs(r.Case, r.Step, r.Outcome))
+		t.failed(ctx, r)
 	}
 }
 
@@ -161,6 +208,7 @@ func (t *telemetry) startQueue() {
 func (t *telemetry) graded(ctx context.Context, results []rules.Result) {
 	for _, r := range results {
 		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.evalAttrs(r.Case, r.Step, r.Outcome))
+		t.failed(ctx, r)
 	}
 }
 

@@ -67,6 +67,38 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [handoff], exporte
             deterministicOnly: true`)
 	out, err = exec.Command(bin, "validate", "--config", fixed).CombinedOutput()
 	require.NoError(t, err, "%s", out)
+
+	// Trajectories and loops: a misspelled loop key, then every value error named by its field.
+	loopKey := write(`
+    cases:
+      - name: loops
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            maxPairRepeat: 2`)
+	out, err = exec.Command(bin, "validate", "--config", loopKey).CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Contains(t, string(out), "cases[0].steps[0].maxPairRepeat: unknown key, did you mean maxPairRepeats?")
+	trajectory := write(`
+    cases:
+      - name: order
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            maxCycleLength: 2
+          - action: EXPECT_TRAJECTORY
+            agentName: billing
+            fromAgent: triage
+            mode: sorted
+            reference: []`)
+	out, err = exec.Command(bin, "validate", "--config", trajectory).CombinedOutput()
+	require.Error(t, err, "%s", out)
+	for _, want := range []string{
+		"cases[0] (order).steps[0].maxCycleLength: bounds the loops allowCycles or allowedCycles let through",
+		`cases[0] (order).steps[1].mode: unknown mode "sorted"`,
+		"cases[0] (order).steps[1].fromAgent: set either agentName (that agent's runs) or fromAgent/toAgent (the receiver's run of a handoff), not both",
+		"cases[0] (order).steps[1].reference: must list at least one step",
+	} {
+		require.Contains(t, string(out), want)
+	}
 }
 
 // TestPipelineWithoutHandoffProcessor: a collector whose assertion exporter has no handoff

@@ -74,6 +74,9 @@ type result struct {
 	Message  string   `json:"message"`
 	Spans    []string `json:"spans,omitempty"`
 	Complete bool     `json:"trace_complete"`
+	// Cluster and Signature name a failure's cluster (internal/cluster).
+	Cluster   string `json:"cluster,omitempty"`
+	Signature string `json:"signature,omitempty"`
 	// Timestamp is the trace's start (RFC 3339), the first field of every line.
 	Timestamp string `json:"timestamp"`
 }

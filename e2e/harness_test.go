@@ -24,12 +24,13 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 )
 
 // renderConfig fills the collector config template testdata/<tmplName> with p and writes it
@@ -70,15 +71,11 @@ func collectorBinary(t *testing.T) string {
 	return bin
 }
 
-// freePort returns a loopback TCP port that was free a moment ago, never one handed out
-// before in this test binary (freeport.Pick).
+// freePort returns a loopback TCP port that was free a moment ago and that no other call in
+// this test binary got (internal/freeport).
 func freePort(t *testing.T) int {
 	t.Helper()
-	port, err := freeport.Pick()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
+	return freePorts(t, 1)[0]
 }
 
 func writeConfig(t *testing.T, dir string, p configParams) string {
@@ -548,12 +545,13 @@ func (m metrics) names(prefixes ...string) string {
 	return strings.Join(out, "\n")
 }
 
-// freePorts returns n distinct loopback TCP ports that were free a moment ago.
+// freePorts returns n distinct loopback TCP ports that were free a moment ago, picked while
+// held open together and never handed out before in this test binary (internal/freeport).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		ports = append(ports, freePort(t))
+	ports, err := freeport.Ports(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }

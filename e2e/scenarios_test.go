@@ -50,6 +50,7 @@ func realScenarios() []realScenario {
 		{name: "vercel-two-services", script: "vercel-two-services.mjs", serviceName: "e2e-vercel-frontdesk", traces: 1},
 		{name: "vercel-async-link", script: "vercel-async-link.mjs", serviceName: "e2e-vercel-async-link", traces: 2},
 		{name: "adk-refund-transfer", script: "adk-refund-transfer.mjs", serviceName: "e2e-google-adk-refund-transfer", traces: 1},
+		{name: "langgraph-pingpong", script: "langgraph-pingpong.mjs", serviceName: "e2e-langgraph-pingpong", traces: 1},
 	}
 }
 
@@ -104,6 +105,7 @@ type verdictGolden struct {
 	To       string   `json:"to,omitempty"`
 	Axis     string   `json:"axis,omitempty"`
 	Outcome  string   `json:"outcome"`
+	Cluster  string   `json:"cluster,omitempty"` // a failure's cluster (internal/cluster)
 	Expected string   `json:"expected"`
 	Actual   string   `json:"actual"`
 	Message  string   `json:"message"`
@@ -128,6 +130,9 @@ type scenarioResult struct {
 	Score    *float64        `json:"score"`
 	Gated    bool            `json:"gated"`
 	Judge    json.RawMessage `json:"judge"`
+	// Cluster and Signature name a failure's cluster (internal/cluster).
+	Cluster   string `json:"cluster"`
+	Signature string `json:"signature"`
 	// Timestamp is the trace's start (RFC 3339), the first field of every line.
 	Timestamp string `json:"timestamp"`
 }
@@ -484,7 +489,9 @@ func checkScenarioTrace(t *testing.T, at string, g traceGolden, rep clientReport
 	for _, w := range g.Handoffs {
 		var h *scenarioSpan
 		for i := range handoffSpans {
-			if handoffSpans[i].name == w.Name {
+			// A pair that hands off more than once has several spans of one name: the
+			// one into the golden's target run.
+			if handoffSpans[i].name == w.Name && (h == nil || handoffSpans[i].attrs["handoff.target.span_id"] == runs[w.Target]) {
 				h = &handoffSpans[i]
 			}
 		}
@@ -583,7 +590,7 @@ func checkScenarioTrace(t *testing.T, at string, g traceGolden, rep clientReport
 			obs.DAG.Topology = r.Actual
 		}
 		obs.Results = append(obs.Results, verdictGolden{
-			Case: r.Case, Step: r.Step, From: r.From, To: r.To, Axis: r.Axis, Outcome: r.Outcome,
+			Case: r.Case, Step: r.Step, From: r.From, To: r.To, Axis: r.Axis, Outcome: r.Outcome, Cluster: r.Cluster,
 			Expected: placeholders(r.Expected, byID), Actual: placeholders(r.Actual, byID),
 			Message: placeholders(r.Message, byID), Score: r.Score,
 		})
@@ -609,6 +616,12 @@ func checkScenarioTrace(t *testing.T, at string, g traceGolden, rep clientReport
 		r := mine[i]
 		if r.Outcome != w.Outcome {
 			t.Errorf("%s %s: outcome %q, want %q (actual %q, message %q)", at, key, r.Outcome, w.Outcome, r.Actual, r.Message)
+		}
+		if r.Cluster != w.Cluster {
+			t.Errorf("%s %s: cluster %q, want %q (message %q)", at, key, r.Cluster, w.Cluster, r.Message)
+		}
+		if (r.Outcome == "fail") != (r.Signature != "") {
+			t.Errorf("%s %s: outcome %s with signature %q: a failure, and only a failure, has one", at, key, r.Outcome, r.Signature)
 		}
 		for _, f := range []struct{ field, got, want string }{
 			{"expected", r.Expected, w.Expected},

@@ -148,7 +148,9 @@ func checkDistinct(t *testing.T, m metrics) {
 		if exp == conn {
 			t.Errorf("series %s: want exactly one of the labels exporter and connector", key)
 		}
-		if exp {
+		// A failures series appears with its first failure: b, whose budget passes, has none
+		// (checkVerdicts counts them).
+		if exp && s.name != "otelcol_exporter_assertion_failures" {
 			perExporter[s.labels["exporter"]] = append(perExporter[s.labels["exporter"]], seriesKey(s, "exporter", scopeLabel("otelcol.component.id")))
 		}
 	}
@@ -190,6 +192,16 @@ func checkVerdicts(t *testing.T, m metrics) {
 		sel := map[string]string{e.label: e.id, "complete": "false"}
 		if got := m.sum("otelcol_exporter_assertion_traces_evaluated", sel); got != 0 {
 			t.Errorf("otelcol_exporter_assertion_traces_evaluated%s = %v, want 0", labelString(sel), got)
+		}
+	}
+	// The failures by cluster: the budget's on a and the connector, none on b.
+	for e, want := range map[engine]float64{engineA: 2, engineB: 0, engineConnector: 2} {
+		sel := map[string]string{e.label: e.id, "case": "weather_delegation", "step": "EXPECT_AGENT_BUDGET#2", "cluster": "budget_blowout"}
+		if got := m.sum("otelcol_exporter_assertion_failures", sel); got != want {
+			t.Errorf("otelcol_exporter_assertion_failures%s = %v, want %v", labelString(sel), got, want)
+		}
+		if got := m.sum("otelcol_exporter_assertion_failures", map[string]string{e.label: e.id}); got != want {
+			t.Errorf("otelcol_exporter_assertion_failures{%s=%q} = %v, want %v (the budget's alone)", e.label, e.id, got, want)
 		}
 	}
 	// The connector's own metrics: two evaluation records per trace, sent now (no judge).

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 )
 
@@ -42,6 +43,8 @@ type Config struct {
 	Content ContentConfig `mapstructure:"content"`
 	// Chains overrides fallback chains per normalized field (empty = default chain).
 	Chains agentgraph.Chains `mapstructure:"chains"`
+	// Pricing overrides the pinned price table per model (README, "Cost").
+	Pricing pricing.Config `mapstructure:"pricing"`
 
 	_ struct{}
 }
@@ -167,4 +170,14 @@ func (c *Config) contentPolicy() agentgraph.ContentPolicy {
 		p.Redactor = rp
 	}
 	return p
+}
+
+// GraphOptions are the options the processor builds its graphs with (handoffcheck indexes
+// the traces with the same): the chains and the prices.
+func (c *Config) GraphOptions() (agentgraph.Options, error) {
+	prices, err := c.Pricing.Compile()
+	if err != nil {
+		return agentgraph.Options{}, fmt.Errorf("pricing: %w", err)
+	}
+	return agentgraph.Options{Chains: c.Chains, Prices: prices}, nil
 }

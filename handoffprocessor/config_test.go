@@ -12,7 +12,10 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 )
+
+func ptr(v float64) *float64 { return &v }
 
 func TestLoadConfig(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
@@ -44,6 +47,9 @@ func TestLoadConfig(t *testing.T) {
 					AgentName: agentgraph.Chain{"my.agent.name", "gen_ai.agent.name"},
 					HandoffTo: agentgraph.Chain{"my.handoff.to"},
 				},
+				Pricing: pricing.Config{Models: []pricing.ModelPrice{
+					{Model: "my-finetune", Provider: "openai", Input: ptr(0.5), Output: ptr(1.5), CacheRead: ptr(0.05)},
+				}},
 			},
 		},
 	}
@@ -85,6 +91,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_release_max_batch_bytes.yaml":      "release.max_batch_bytes (1073741824) must be at most 268435456",
 		"invalid_release_max_batch_bytes_zero.yaml": "release.max_batch_bytes must be greater than 0",
 		"invalid_shutdown_timeout.yaml":             "shutdown_timeout must be greater than 0",
+		"invalid_pricing.yaml":                      "pricing: models[0].output_usd_per_mtok: must be set",
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {

@@ -65,6 +65,10 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 	if err != nil {
 		return nil, err
 	}
+	graphOpts, err := cfg.GraphOptions()
+	if err != nil {
+		return nil, err
+	}
 	numShards := cfg.NumShards
 	if numShards == 0 {
 		numShards = runtime.GOMAXPROCS(0)
@@ -74,7 +78,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 		next:         next,
 		logger:       set.Logger,
 		telemetry:    tel,
-		graphOpts:    agentgraph.Options{Chains: cfg.Chains},
+		graphOpts:    graphOpts,
 		policy:       cfg.contentPolicy(),
 		links:        newLinkCache(cfg.LinkCacheSize),
 		now:          time.Now,

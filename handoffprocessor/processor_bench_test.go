@@ -195,9 +195,16 @@ func BenchmarkProcessors(b *testing.B) {
 
 // BenchmarkRetained measures the heap a buffered span holds (retained_B/span): traces are
 // buffered (quiet period never ends during the measurement) and the live heap is compared
-// before and after.
+// before and after. retained/proto is that over the span's OTLP protobuf size (the bytes
+// it came in as, its resource and scope shared by the spans they hold).
 func BenchmarkRetained(b *testing.B) {
 	w := loadWorkload(b, 240)
+	var sizer ptrace.ProtoMarshaler
+	protoBytes := 0
+	for _, tpl := range w.Templates {
+		protoBytes += sizer.TracesSize(tpl)
+	}
+	protoPerSpan := float64(protoBytes) / float64(w.Spans)
 	for b.Loop() {
 		cfg := createDefaultConfig().(*Config)
 		cfg.QuietPeriod, cfg.MaxWait, cfg.NumTraces = time.Hour, time.Hour, 100000
@@ -216,7 +223,10 @@ func BenchmarkRetained(b *testing.B) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(w.Spans), "retained_B/span")
+		perSpan := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(w.Spans)
+		b.ReportMetric(perSpan, "retained_B/span")
+		b.ReportMetric(protoPerSpan, "proto_B/span")
+		b.ReportMetric(perSpan/protoPerSpan, "retained/proto")
 		_ = p.Shutdown(context.Background())
 	}
 }

@@ -37,7 +37,7 @@ func (p *handoffProcessor) assemble(rs []release) []unit {
 	built := make([]time.Duration, len(rs))
 	for i, r := range rs {
 		began := time.Now()
-		graphs[i] = agentgraph.Build(r.trace.id, agentgraph.SpansOf(r.trace.data)[r.trace.id], p.graphOpts)
+		graphs[i] = agentgraph.Build(r.trace.id, agentgraph.SpansOfTrace(r.trace.data), p.graphOpts)
 		p.links.remember(graphs[i])
 		built[i] = time.Since(began)
 	}
@@ -54,6 +54,7 @@ func (p *handoffProcessor) finishOne(r release, g *agentgraph.Graph, built time.
 	t := r.trace
 	began := time.Now()
 	links := g.ResolveLinks(p.links.resolver())
+	g.WriteCosts()
 	added := agentgraph.AppendHandoffs(g, t.data, p.policy)
 	// Complete: the root arrived (and the quiet period passed, or the input ended) and no
 	// span misses its parent. Orphans mean part of the trace is elsewhere: sent before a

@@ -38,8 +38,8 @@ OTLP protobuf request of at most 256 MiB; one request at most 256 MiB in every f
 const failOnHelp = `
 --fail-on lists the outcomes that exit 1: fail always does; the default is fail,error (a judge
 grading that erred fails the run); fail alone relaxes errors; add skipped to fail on skipped
-assertions too. --summary json prints one JSON object on stdout (counts, exit code, per case)
-and moves the human-readable lines to stderr.`
+assertions too. --summary json prints one JSON object on stdout (counts, exit code, per case,
+failure clusters) and moves the human-readable lines to stderr.`
 
 // usageTemplate is cobra's, with the command lines of the examples as the root's usage.
 const usageTemplate = `usage:{{if .HasParent}}

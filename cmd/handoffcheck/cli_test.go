@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 )
 
 // TestHelpOnStdout: --help (and -h, help COMMAND) prints on stdout and exits 0, for the
@@ -168,20 +170,35 @@ func TestSummaryJSON(t *testing.T) {
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.UseNumber()
 	require.NoError(t, dec.Decode(&got))
+	// The same budget failure on both traces (other span ids) has one signature; first and
+	// last seen are the traces' starts (their earliest spans: ADK 05:42:22.044, Strands
+	// 05:42:27.644).
+	sig := cluster.Key{
+		Case: "tight_budget", Step: "EXPECT_AGENT_BUDGET#2", Cluster: cluster.BudgetBlowout,
+		Message: "weather_specialist (span 6bcab0b4c887d392) made 2 tool calls, over maxToolCalls 1",
+	}.Signature()
+	fix := cluster.FixFor(cluster.BudgetBlowout, "", "")
 	want := `{"exit_code":1,"traces":2,"assertions":10,
 	  "counts":{"pass":6,"fail":2,"gated":0,"error":0,"skipped":2},
 	  "cases":[
 	    {"name":"weather_delegation","traces":2,"counts":{"pass":4,"fail":0,"gated":0,"error":0,"skipped":0},"not_passed":[]},
 	    {"name":"tight_budget","traces":2,"counts":{"pass":2,"fail":2,"gated":0,"error":0,"skipped":2},"not_passed":[
 	      {"step":"EXPECT_AGENT_BUDGET#2","outcome":"fail","trace_id":"ee43d96bfb5cdaf53f26aa5435c557e3","files":["` + strands + `"],
-	       "service":"realclient-strands","message":"weather_specialist (span 6bcab0b4c887d392) made 2 tool calls, over maxToolCalls 1"},
+	       "service":"realclient-strands","message":"weather_specialist (span 6bcab0b4c887d392) made 2 tool calls, over maxToolCalls 1",
+	       "cluster":"budget_blowout","signature":"` + sig + `"},
 	      {"step":"ghost","outcome":"skipped","trace_id":"ee43d96bfb5cdaf53f26aa5435c557e3","files":["` + strands + `"],
 	       "service":"realclient-strands","message":"agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget"},
 	      {"step":"EXPECT_AGENT_BUDGET#2","outcome":"fail","trace_id":"f4f85fa1287a499869aa8f6a54cd202a","files":["` + adk + `"],
-	       "service":"realclient-google-adk","message":"weather_specialist (span 0220be9d21dc61d8) made 2 tool calls, over maxToolCalls 1"},
+	       "service":"realclient-google-adk","message":"weather_specialist (span 0220be9d21dc61d8) made 2 tool calls, over maxToolCalls 1",
+	       "cluster":"budget_blowout","signature":"` + sig + `"},
 	      {"step":"ghost","outcome":"skipped","trace_id":"f4f85fa1287a499869aa8f6a54cd202a","files":["` + adk + `"],
 	       "service":"realclient-google-adk","message":"agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget"}]},
-	    {"name":"unselected","traces":0,"counts":{"pass":0,"fail":0,"gated":0,"error":0,"skipped":0},"not_passed":[]}]}`
+	    {"name":"unselected","traces":0,"counts":{"pass":0,"fail":0,"gated":0,"error":0,"skipped":0},"not_passed":[]}],
+	  "clusters":[{"cluster":"budget_blowout","count":2,"signatures":1,"immediate_fix":"` + fix + `"}],
+	  "signatures":[{"cluster":"budget_blowout","signature":"` + sig + `","case":"tight_budget","step":"EXPECT_AGENT_BUDGET#2",
+	    "message":"weather_specialist (span <id>) made <n> tool calls, over maxToolCalls <n>","count":2,"traces":2,
+	    "first_seen":"2026-11-30T05:42:22.044Z","last_seen":"2026-11-30T05:42:27.644Z",
+	    "trace_ids":["f4f85fa1287a499869aa8f6a54cd202a","ee43d96bfb5cdaf53f26aa5435c557e3"],"immediate_fix":"` + fix + `"}]}`
 	var wantObj map[string]any
 	dec = json.NewDecoder(strings.NewReader(want))
 	dec.UseNumber()

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
@@ -18,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 )
 
 // The OTLP protocols run can point a command's exporter at (OTEL_EXPORTER_OTLP_PROTOCOL).
@@ -79,8 +80,8 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 	if err != nil {
 		return o.fail(stderr, err)
 	}
-	grpcPort, err1 := freeport.Pick()
-	httpPort, err2 := freeport.Pick()
+	grpcPort, err1 := freeport.Port()
+	httpPort, err2 := freeport.Port()
 	if err := errors.Join(err1, err2); err != nil {
 		pl.abort(ctx)
 		return o.fail(stderr, err)

@@ -22,7 +22,6 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -215,7 +214,11 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 		return nil, errors.New("no span file given, and no case reads one (source FILE)")
 	}
 
-	pl := &pipeline{index: newTraceIndex(agentgraph.Options{Chains: pcfg.Chains})}
+	graphOpts, err := pcfg.GraphOptions()
+	if err != nil {
+		return nil, err
+	}
+	pl := &pipeline{index: newTraceIndex(graphOpts)}
 	for _, c := range ecfg.Cases {
 		pl.cases = append(pl.cases, c.Name)
 	}

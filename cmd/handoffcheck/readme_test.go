@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -33,4 +35,33 @@ func TestREADMEOutputs(t *testing.T) {
 			require.Equal(t, block, out, errOut)
 		})
 	}
+}
+
+// TestREADMEClusters: the grouped failures README.md's "Failure clusters" section shows are
+// what `--summary json` prints for its command (the README pipes them through jq
+// '.signatures', which prints them with two-space indents, as here).
+func TestREADMEClusters(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	readme := string(b)
+	t.Chdir("../..")
+	const start = "```json\n[\n  {\n    \"cluster\": "
+	at := strings.Index(readme, start)
+	require.GreaterOrEqual(t, at, 0, "README.md has the signatures block")
+	block := readme[at+len("```json\n"):]
+	block = block[:strings.Index(block, "```")]
+
+	code, out, errOut := runCmd(t, "replay", "--config", "examples/ci/clusters-config.yaml", "--summary", "json",
+		"testdata/traces/google-adk-ok.json", "testdata/traces/strands-ok.json")
+	require.Equal(t, exitFail, code, errOut)
+	var s struct {
+		Signatures []json.RawMessage `json:"signatures"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &s))
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	require.NoError(t, enc.Encode(s.Signatures))
+	require.Equal(t, block, buf.String())
 }

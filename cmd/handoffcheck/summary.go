@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
 )
@@ -24,8 +26,14 @@ type summary struct {
 	Cases []*caseSummary `json:"cases"`
 	Gates []gate.Result  `json:"gates,omitempty"`
 	Judge *judge.Info    `json:"judge,omitempty"`
+	// Clusters are the failures per cluster (catalogue order); Signatures the failures
+	// grouped by signature, with counts, first and last seen, representative traces and the
+	// immediate_fix (internal/cluster).
+	Clusters   []cluster.Total `json:"clusters"`
+	Signatures []cluster.Group `json:"signatures"`
 
-	byName map[string]*caseSummary
+	byName   map[string]*caseSummary
+	clusters *cluster.Grouper
 }
 
 // counts are assertion results by outcome (the run's verdict owns them).
@@ -49,10 +57,16 @@ type notPassed struct {
 	Service string   `json:"service,omitempty"`
 	Gated   bool     `json:"gated,omitempty"`
 	Message string   `json:"message"`
+	// Cluster and Signature name a failure's cluster (internal/cluster).
+	Cluster   cluster.Name `json:"cluster,omitempty"`
+	Signature string       `json:"signature,omitempty"`
 }
 
 func newSummary(cases []string) *summary {
-	s := &summary{Cases: []*caseSummary{}, byName: map[string]*caseSummary{}}
+	s := &summary{
+		Cases: []*caseSummary{}, byName: map[string]*caseSummary{}, clusters: cluster.NewGrouper(),
+		Clusters: []cluster.Total{}, Signatures: []cluster.Group{},
+	}
 	for _, name := range cases {
 		s.caseNamed(name)
 	}
@@ -81,8 +95,11 @@ func (s *summary) add(r rules.Result, gatedFail bool, info traceInfo) {
 	if r.Outcome != rules.Pass {
 		c.NotPassed = append(c.NotPassed, notPassed{
 			Step: r.Step, Outcome: string(r.Outcome), TraceID: r.TraceID, Files: info.fileList(),
-			Service: info.service, Gated: gatedFail, Message: r.Message,
+			Service: info.service, Gated: gatedFail, Message: r.Message, Cluster: r.Cluster, Signature: r.Signature,
 		})
+	}
+	if f, ok := report.Failure(r, info.start); ok {
+		s.clusters.Add(f)
 	}
 }
 
@@ -118,6 +135,8 @@ func finish(o options, code int, stdout io.Writer) int {
 		s = newSummary(nil)
 	}
 	s.ExitCode, s.Error, s.CommandExitCode = code, o.report.err, o.report.commandExitCode
+	cs := s.clusters.Summary()
+	s.Clusters, s.Signatures = cs.Clusters, cs.Groups
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false) // `<=` in a message stays `<=`
 	_ = enc.Encode(s)

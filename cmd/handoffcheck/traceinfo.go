@@ -5,12 +5,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
@@ -24,6 +26,8 @@ type traceInfo struct {
 	service string
 	agents  []string
 	tools   []string
+	// start is when the trace started (its earliest span; zero when unknown).
+	start time.Time
 }
 
 // traceIndex collects a traceInfo per trace id: the files while the input is read, the rest
@@ -79,6 +83,9 @@ func (x *traceIndex) sawGraph(g *agentgraph.Graph) {
 	ti := x.get(g.TraceID.String())
 	if sel.ServiceName != "" {
 		ti.service = sel.ServiceName
+	}
+	if st := report.TraceStart(g); !st.IsZero() && (ti.start.IsZero() || st.Before(ti.start)) {
+		ti.start = st.UTC()
 	}
 	ti.agents = mergeNames(ti.agents, agents)
 	ti.tools = mergeNames(ti.tools, tools)

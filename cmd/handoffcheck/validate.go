@@ -154,7 +154,11 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 	printLine(stdout, "handoffcheck: %s is valid: processors.%s, %s.%s, %s", o.config, c.procID,
 		c.section, c.expID, textsafe.Plural(len(ecfg.Cases), "case", "cases"))
 
-	opts := agentgraph.Options{Chains: c.pcfg.Chains}
+	opts, err := c.pcfg.GraphOptions()
+	if err != nil {
+		printError(stderr, fmt.Errorf("processors.%s: %w", c.procID, err))
+		return exitUsage
+	}
 	var given *traceSet
 	if len(files) > 0 {
 		td, err := spanfile.ReadAll(files...)

@@ -24,6 +24,10 @@ const misnamed = `
             name: ghost
             agentName: ghost
             maxTokens: 10
+          - action: EXPECT_TRAJECTORY
+            agentName: weather_specialist
+            mode: in_order
+            reference: [get_weather, {parallel: [get_weather, {tool: get_wether, optional: true}]}]
         expected_tool_calls: [get_weather, get_forecast]
         expected_child_agents:
           weather_specialist:
@@ -52,11 +56,12 @@ func TestValidate(t *testing.T) {
 	want := "handoffcheck: " + cfg + " is valid: processors.handoff, exporters.assertion, 2 cases\n" +
 		"WARN cases[0] (tight_budget).steps[1].fromAgent: agent triage_agent never appears in the 2 traces given " + seen + "\n" +
 		"WARN cases[0] (tight_budget).steps[2].agentName: agent ghost never appears in the 2 traces given " + seen + "\n" +
+		"WARN cases[0] (tight_budget).steps[3].reference[1].parallel[1]: tool get_wether never appears in the 2 traces given " + tools + "\n" +
 		"WARN cases[0] (tight_budget).expected_tool_calls[1]: tool get_forecast never appears in the 2 traces given " + tools + "\n" +
 		"WARN cases[0] (tight_budget).expected_child_agents.weather_specialist.expected_tool_call_order[1]: tool get_umbrella never appears in the 2 traces given " + tools + "\n" +
 		"WARN cases[1] (unselected): selects no trace of the 2 traces given (its when condition is false on every one, or no trace has an agent span)\n" +
 		"WARN defaults.expected_no_tool_calls[0]: tool delete_everything never appears in the 2 traces " + tools + "\n" +
-		"handoffcheck: 6 warnings\n"
+		"handoffcheck: 7 warnings\n"
 	code, out, errOut = runCmd(t, "validate", "--config", cfg, adk, strands)
 	require.Equal(t, exitPass, code, errOut)
 	require.Equal(t, want, out)

@@ -29,6 +29,13 @@ func withProcessorGraphs(td ptrace.Traces) context.Context {
 func TestChainsDifferFromTheProcessorsAreErrors(t *testing.T) {
 	cfg := weatherConfig(t)
 	cfg.Assertions.Chains = agentgraph.Chains{ErrorType: agentgraph.Chain{"my.error"}}
+	requireAllRefused(t, cfg, "chains differ from the handoff processor's (error_type)")
+}
+
+// requireAllRefused runs the two captures, as the handoff processor with its defaults hands
+// them on, through a connector of cfg: every result of both is an error explained by why.
+func requireAllRefused(t *testing.T, cfg *Config, why string) {
+	t.Helper()
 	h := newHarness(t, cfg)
 	in := released(t, "google-adk-ok.json", "strands-ok.json")
 	h.consumeIn(t, withProcessorGraphs(in), in)
@@ -41,7 +48,7 @@ func TestChainsDifferFromTheProcessorsAreErrors(t *testing.T) {
 			label, _ := lr.Attributes().Get(AttrScoreLabel)
 			require.Equal(t, "error", label.Str())
 			expl, _ := lr.Attributes().Get(AttrExplanation)
-			require.Contains(t, expl.Str(), "chains differ from the handoff processor's (error_type)")
+			require.Contains(t, expl.Str(), why)
 		})
 	}
 	require.Equal(t, 12, n, "6 results per trace, 2 traces")

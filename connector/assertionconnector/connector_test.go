@@ -3,6 +3,7 @@ package assertionconnector
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -263,6 +264,7 @@ func TestLogsOneRecordPerResult(t *testing.T) {
 	agents := agentSpans(t, in)
 	type rec struct{ trace, span, label string }
 	got := map[string]rec{}
+	clusters := map[string][]string{} // evaluation name -> "cluster signature" per record
 	n := 0
 	for _, ld := range h.logs.AllLogs() {
 		forEachRecord(ld, func(lr plog.LogRecord) {
@@ -278,9 +280,23 @@ func TestLogsOneRecordPerResult(t *testing.T) {
 				require.True(t, ok, k)
 			}
 			got[lr.TraceID().String()+" "+name.Str()] = rec{lr.TraceID().String(), lr.SpanID().String(), label.Str()}
+			if c, ok := attrs.Get(AttrFailureCluster); ok {
+				sig, _ := attrs.Get(AttrFailureSignature)
+				clusters[name.Str()] = append(clusters[name.Str()], c.Str()+" "+sig.Str())
+			}
 		})
 	}
 	require.Equal(t, 12, n, "6 results per trace, 2 traces")
+	// Each failure's record names its cluster; the same failure on both traces (other span
+	// ids in its message) has one signature.
+	require.Len(t, clusters, 2)
+	for name, want := range map[string]string{
+		"weather_overrun/EXPECT_AGENT_BUDGET#2": "budget_blowout", "weather_overrun/EXPECT_DELEGATION_TO#3": "wrong_dispatch",
+	} {
+		require.Len(t, clusters[name], 2, name)
+		require.Equal(t, clusters[name][0], clusters[name][1], name)
+		require.True(t, strings.HasPrefix(clusters[name][0], want+" "), clusters[name][0])
+	}
 	for id, a := range agents {
 		want := map[string]rec{
 			"weather_delegation/ASSERT_AGENT_TOPOLOGY#1": {id, a[""], "pass"},
@@ -368,6 +384,23 @@ func TestMetricsExactCounts(t *testing.T) {
 		"case=weather_overrun step=EXPECT_AGENT_BUDGET#2 outcome=fail ":      3,
 		"case=weather_overrun step=EXPECT_DELEGATION_TO#3 outcome=fail ":     3,
 	}, results)
+
+	// The failures again, by failure cluster: the budget overrun is a budget_blowout, the
+	// handback that never happened a wrong_dispatch.
+	failures := map[string]int64{}
+	fsum := m[MetricFailures].Sum()
+	require.True(t, fsum.IsMonotonic())
+	require.Equal(t, "{result}", m[MetricFailures].Unit())
+	for i := 0; i < fsum.DataPoints().Len(); i++ {
+		dp := fsum.DataPoints().At(i)
+		failures[attrKey(dp.Attributes(), AttrCase, AttrStepShort, AttrCluster)] = dp.IntValue()
+		require.Equal(t, 1, dp.Exemplars().Len())
+		require.False(t, dp.Exemplars().At(0).TraceID().IsEmpty())
+	}
+	require.Equal(t, map[string]int64{
+		"case=weather_overrun step=EXPECT_AGENT_BUDGET#2 cluster=budget_blowout ":  3,
+		"case=weather_overrun step=EXPECT_DELEGATION_TO#3 cluster=wrong_dispatch ": 3,
+	}, failures)
 
 	// One run per agent per trace: triage and weather_specialist in ADK (twice) and Strands
 	// (its swarm is a wrapper, not an agent).

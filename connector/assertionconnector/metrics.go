@@ -18,6 +18,7 @@ import (
 // Metric names, units and bucket boundaries the connector emits (README.md, "Metrics").
 const (
 	MetricResults         = "handoff.assertion.results"
+	MetricFailures        = "handoff.assertion.failures"
 	MetricAgentDuration   = "gen_ai.invoke_agent.duration"
 	MetricAgentTokens     = "gen_ai.invoke_agent.tokens"
 	MetricAgentToolCalls  = "gen_ai.invoke_agent.tool_calls"
@@ -83,6 +84,9 @@ func (h *histPoint) observe(bounds []float64, v float64, ex exemplar) {
 
 type resultKey struct{ caseName, step, outcome string }
 
+// failureKey is a failing result's series: its case, step and failure cluster.
+type failureKey struct{ caseName, step, cluster string }
+
 type tokenKey struct{ agent, tokenType string }
 
 type budgetKey struct{ caseName, step, agent, budget string }
@@ -105,6 +109,7 @@ type aggregator struct {
 	cfg       *assertionexporter.Config
 
 	results   map[resultKey]*sumPoint
+	failures  map[failureKey]*sumPoint
 	duration  map[string]*histPoint
 	tokens    map[tokenKey]*histPoint
 	toolCalls map[string]*histPoint
@@ -119,7 +124,7 @@ func newAggregator(cfg *Config, start time.Time, tb *metadata.TelemetryBuilder, 
 	return &aggregator{
 		start: pcommon.NewTimestampFromTime(start), maxAgents: cfg.MaxAgents, agents: map[string]bool{},
 		tb: tb, self: self, cfg: &cfg.Assertions,
-		results: map[resultKey]*sumPoint{}, duration: map[string]*histPoint{}, tokens: map[tokenKey]*histPoint{},
+		results: map[resultKey]*sumPoint{}, failures: map[failureKey]*sumPoint{}, duration: map[string]*histPoint{}, tokens: map[tokenKey]*histPoint{},
 		toolCalls: map[string]*histPoint{}, llmCalls: map[string]*histPoint{}, budget: map[budgetKey]*histPoint{},
 		edges: map[edgeKey]*sumPoint{}, failed: map[edgeKey]*sumPoint{}, server: map[edgeKey]*histPoint{},
 	}
@@ -234,6 +239,11 @@ func (a *aggregator) addResultsLocked(results []rules.Result, g *agentgraph.Grap
 		if s := x[p.ex.span.String()]; s != nil {
 			p.ex.at = s.End()
 		}
+		if r.Outcome == rules.Fail {
+			f := sum(a.failures, failureKey{r.Case, r.Step, string(r.Cluster.Or())})
+			f.value++
+			f.ex = p.ex
+		}
 		if r.Action == rules.ActionBudget && (r.Outcome == rules.Pass || r.Outcome == rules.Fail) {
 			a.budgetUse(r, g)
 		}
@@ -290,6 +300,14 @@ func (a *aggregator) build(now time.Time) pmetric.Metrics {
 			m.PutStr(AttrOutcome, k.outcome)
 		}, func(a, b resultKey) bool {
 			return a.caseName+"\x00"+a.step+"\x00"+a.outcome < b.caseName+"\x00"+b.step+"\x00"+b.outcome
+		})
+	sums(ms, MetricFailures, "{result}", "Failed assertion results, by case, step and failure cluster.", a.failures, ts, a.start,
+		func(k failureKey, m pcommon.Map) {
+			m.PutStr(AttrCase, k.caseName)
+			m.PutStr(AttrStepShort, k.step)
+			m.PutStr(AttrCluster, k.cluster)
+		}, func(a, b failureKey) bool {
+			return a.caseName+"\x00"+a.step+"\x00"+a.cluster < b.caseName+"\x00"+b.step+"\x00"+b.cluster
 		})
 	agentAttr := func(k string, m pcommon.Map) { m.PutStr(AttrAgentName, k) }
 	byString := func(a, b string) bool { return a < b }

@@ -37,6 +37,10 @@ func putResultAttributes(attrs pcommon.Map, r rules.Result, e *agentgraph.Edge) 
 	attrs.PutStr(AttrActual, r.Actual)
 	attrs.PutStr(AttrTestCaseName, r.Case)
 	attrs.PutStr(AttrStep, r.Step)
+	if r.Outcome == rules.Fail {
+		attrs.PutStr(AttrFailureCluster, string(r.Cluster.Or()))
+		attrs.PutStr(AttrFailureSignature, r.Signature)
+	}
 	switch {
 	case r.From != "" || r.To != "":
 		attrs.PutStr(AttrHandoffSource, r.From)

@@ -21,6 +21,7 @@ func TestPrometheusSeriesNames(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{
 		MetricResults:         "handoff_assertion_results_total",
+		MetricFailures:        "handoff_assertion_failures_total",
 		MetricAgentDuration:   "gen_ai_invoke_agent_duration_seconds",
 		MetricAgentTokens:     "gen_ai_invoke_agent_tokens",
 		MetricAgentToolCalls:  "gen_ai_invoke_agent_tool_calls",

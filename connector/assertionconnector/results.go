@@ -50,6 +50,14 @@ const (
 	otherAgent = "other"
 )
 
+// Failure clusters (internal/cluster): the metric attribute of handoff.assertion.failures,
+// and a failing result's cluster and signature on its log record and span event.
+const (
+	AttrCluster          = "cluster"
+	AttrFailureCluster   = "handoff.failure.cluster"
+	AttrFailureSignature = "handoff.failure.signature"
+)
+
 // Verdicts stamped on the root agent span.
 const (
 	VerdictPass  = "pass"

@@ -2,8 +2,12 @@ package agentgraph
 
 import (
 	"fmt"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
@@ -67,4 +71,40 @@ func BenchmarkBuildShapes(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkBuildWorkload builds the graph of every trace of the processor benchmarks'
+// workload (internal/workload: the six real captures, Google ADK, Strands, LangGraph,
+// OpenAI Agents, Mastra and the Vercel AI SDK, scaled to 10-500 spans; 48 traces), from
+// the wrapping of its spans on, as the handoff processor does for each released trace.
+// cpu-ns/span is process CPU (garbage collection included), steadier than wall time on a
+// shared machine.
+func BenchmarkBuildWorkload(b *testing.B) {
+	var paths []string
+	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
+		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
+	}
+	w, err := workload.Load(paths, 48)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []pcommon.TraceID
+	for _, td := range w.Templates {
+		ids = append(ids, td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID())
+	}
+	b.ReportAllocs()
+	cpu0 := perfProcessCPU()
+	for b.Loop() {
+		for i, td := range w.Templates {
+			Build(ids[i], SpansOf(td)[ids[i]], Options{})
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*w.Spans), "ns/span")
+	b.ReportMetric(float64((perfProcessCPU()-cpu0).Nanoseconds())/float64(b.N*w.Spans), "cpu-ns/span")
+}
+
+func perfProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -35,6 +35,14 @@ type Chains struct {
 	// arguments (tool_args).
 	HandoffReason Chain `mapstructure:"handoff_reason"`
 	ErrorType     Chain `mapstructure:"error_type"`
+	// The cost chains (see cost.go): the cost a span reports (USD), the response and request
+	// model, the provider, and the cached input tokens read and written.
+	Cost             Chain `mapstructure:"cost"`
+	ResponseModel    Chain `mapstructure:"response_model"`
+	RequestModel     Chain `mapstructure:"request_model"`
+	Provider         Chain `mapstructure:"provider"`
+	CacheReadTokens  Chain `mapstructure:"cache_read_tokens"`
+	CacheWriteTokens Chain `mapstructure:"cache_write_tokens"`
 }
 
 // DefaultChains returns the default fallback chains (DIALECTS.md section 3).
@@ -94,6 +102,18 @@ var defaultChains = Chains{
 		"langgraph.command.goto_node", "gen_ai.agent.handoff.target.name", "to_agent"},
 	HandoffReason: Chain{"handoff.reason", "gen_ai.handoff.reason", "autogen.handoff.content"},
 	ErrorType:     Chain{"error.type", "event:exception:exception.type"},
+	// A reported cost: the draft GenAI / Langfuse key, OpenInference, Pydantic AI (Logfire),
+	// Langfuse's own cost details.
+	Cost: Chain{"gen_ai.usage.cost", "llm.cost.total", "operation.cost",
+		"langfuse.observation.cost_details#total"},
+	ResponseModel: Chain{"gen_ai.response.model", "ai.response.model"},
+	RequestModel:  Chain{"gen_ai.request.model", "llm.model_name", "ai.model.id", "model_name"},
+	Provider: Chain{"gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
+		"ai.model.provider"},
+	CacheReadTokens: Chain{"gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+		"llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens"},
+	CacheWriteTokens: Chain{"gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
+		"llm.token_count.prompt_details.cache_write"},
 }
 
 // clone copies every chain, so the copy can be changed freely.
@@ -103,7 +123,9 @@ func (c Chains) clone() Chains {
 		ToolArgs: cp(c.ToolArgs), ToolResult: cp(c.ToolResult), InputTokens: cp(c.InputTokens),
 		OutputTokens: cp(c.OutputTokens), Input: cp(c.Input), Output: cp(c.Output),
 		AllowedTools: cp(c.AllowedTools), HandoffFrom: cp(c.HandoffFrom), HandoffTo: cp(c.HandoffTo),
-		HandoffReason: cp(c.HandoffReason), ErrorType: cp(c.ErrorType)}
+		HandoffReason: cp(c.HandoffReason), ErrorType: cp(c.ErrorType), Cost: cp(c.Cost),
+		ResponseModel: cp(c.ResponseModel), RequestModel: cp(c.RequestModel), Provider: cp(c.Provider),
+		CacheReadTokens: cp(c.CacheReadTokens), CacheWriteTokens: cp(c.CacheWriteTokens)}
 }
 
 // withDefaults fills every empty chain from DefaultChains, so a config that overrides one
@@ -128,5 +150,11 @@ func (c Chains) withDefaults() Chains {
 	fill(&c.HandoffTo, d.HandoffTo)
 	fill(&c.HandoffReason, d.HandoffReason)
 	fill(&c.ErrorType, d.ErrorType)
+	fill(&c.Cost, d.Cost)
+	fill(&c.ResponseModel, d.ResponseModel)
+	fill(&c.RequestModel, d.RequestModel)
+	fill(&c.Provider, d.Provider)
+	fill(&c.CacheReadTokens, d.CacheReadTokens)
+	fill(&c.CacheWriteTokens, d.CacheWriteTokens)
 	return c
 }

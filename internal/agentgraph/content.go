@@ -1,7 +1,6 @@
 package agentgraph
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"regexp"
@@ -33,14 +32,48 @@ var (
 // Gemini response ({"content": {"role": "model", "parts": [{"text"}]}}) or a list of text
 // blocks ([{"text"}]), the text of the last message with one of roles (non-empty) is taken;
 // then the text is parsed as JSON when it parses (ParseJSON), else kept as a string.
+//
+// The content is decoded once: the message formats are read from the same decoded value
+// that is returned when it is none of them.
 func ContentValue(text string, roles MessageRoles) any {
-	if t, ok := MessageText(text, roles); ok {
-		text = t
+	v, ok, whole := decodeJSON(text)
+	if !ok {
+		return text
 	}
-	if v, ok := ParseJSON(text); ok {
-		return v
+	// A message format is only read from content that is one JSON array or object and
+	// nothing else, every number a float64 (what MessageText's json.Unmarshal accepts).
+	if t := strings.TrimSpace(text); whole && (t[0] == '[' || t[0] == '{') {
+		if m, ok := messageTextOf(v, roles); ok && numbersFit(v) {
+			if v, ok := ParseJSON(m); ok {
+				return v
+			}
+			return m
+		}
 	}
-	return text
+	return normalizeNumbers(v)
+}
+
+// numbersFit reports whether every number of v (decoded with json.Number) is in float64's
+// range, as json.Unmarshal into any requires.
+func numbersFit(v any) bool {
+	switch v := v.(type) {
+	case json.Number:
+		_, err := strconv.ParseFloat(string(v), 64)
+		return err == nil
+	case map[string]any:
+		for _, x := range v {
+			if !numbersFit(x) {
+				return false
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if !numbersFit(x) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // MessageText extracts the last non-empty text of a message with one of roles from
@@ -55,6 +88,12 @@ func MessageText(text string, roles MessageRoles) (string, bool) {
 	if json.Unmarshal([]byte(t), &v) != nil {
 		return "", false
 	}
+	return messageTextOf(v, roles)
+}
+
+// messageTextOf is MessageText on decoded JSON (numbers as float64 or json.Number: only
+// strings, lists and objects are read).
+func messageTextOf(v any, roles MessageRoles) (string, bool) {
 	switch v := v.(type) {
 	case []any:
 		if len(v) == 0 {
@@ -166,20 +205,33 @@ func blocksText(items []any) (string, bool) {
 // exponent become int64 (so `params.a == 4` and `params.a + 1` behave as written), others
 // float64.
 func ParseJSON(text string) (any, bool) {
-	t := strings.TrimSpace(text)
-	if t == "" {
+	v, ok, _ := decodeJSON(text)
+	if !ok {
 		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(t)))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return nil, false
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, false // trailing data: not one JSON value
 	}
 	return normalizeNumbers(v), true
+}
+
+// decodeJSON decodes the first JSON value of text, numbers as json.Number. ok is ParseJSON's
+// verdict (no further JSON value follows); whole reports that nothing but white space
+// follows, the text then being exactly one JSON value (what json.Unmarshal accepts).
+func decodeJSON(text string) (v any, ok, whole bool) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return nil, false, false
+	}
+	dec := json.NewDecoder(strings.NewReader(t))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return nil, false, false
+	}
+	if dec.InputOffset() == int64(len(t)) {
+		return v, true, true // t is trimmed: nothing follows
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, false, false // trailing data: not one JSON value
+	}
+	return v, true, false
 }
 
 func normalizeNumbers(v any) any {

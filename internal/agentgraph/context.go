@@ -26,6 +26,8 @@ type Fingerprint struct {
 	chains uint64
 	// countDelegation is Options.CountDelegationCallsAsToolCalls.
 	countDelegation bool
+	// prices is Options.Prices' fingerprint: a graph priced otherwise has other costs.
+	prices uint64
 }
 
 // Fingerprint computes the fingerprint of o.
@@ -39,12 +41,16 @@ func (o Options) Fingerprint() Fingerprint {
 		}
 		_, _ = h.Write([]byte{1}) // ends a chain
 	}
-	return Fingerprint{chains: h.Sum64(), countDelegation: o.CountDelegationCallsAsToolCalls}
+	return Fingerprint{chains: h.Sum64(), countDelegation: o.CountDelegationCallsAsToolCalls, prices: o.Prices.Fingerprint()}
 }
 
 // SameChains reports whether f and o were computed from the same chains (whatever the
 // other options).
 func (f Fingerprint) SameChains(o Fingerprint) bool { return f.chains == o.chains }
+
+// SamePrices reports whether f and o were computed from the same prices (the pinned table
+// and the same overrides).
+func (f Fingerprint) SamePrices(o Fingerprint) bool { return f.prices == o.prices }
 
 // chainField is one chain of Chains with its config key.
 type chainField struct {
@@ -53,12 +59,14 @@ type chainField struct {
 }
 
 // fields lists every chain of c with its config key, in a fixed order.
-func (c Chains) fields() [14]chainField {
-	return [14]chainField{{"role", c.Role}, {"agent_name", c.AgentName}, {"tool_name", c.ToolName},
+func (c Chains) fields() [20]chainField {
+	return [20]chainField{{"role", c.Role}, {"agent_name", c.AgentName}, {"tool_name", c.ToolName},
 		{"tool_args", c.ToolArgs}, {"tool_result", c.ToolResult}, {"input_tokens", c.InputTokens},
 		{"output_tokens", c.OutputTokens}, {"input", c.Input}, {"output", c.Output},
 		{"allowed_tools", c.AllowedTools}, {"handoff_source", c.HandoffFrom}, {"handoff_target", c.HandoffTo},
-		{"handoff_reason", c.HandoffReason}, {"error_type", c.ErrorType}}
+		{"handoff_reason", c.HandoffReason}, {"error_type", c.ErrorType}, {"cost", c.Cost},
+		{"response_model", c.ResponseModel}, {"request_model", c.RequestModel}, {"provider", c.Provider},
+		{"cache_read_tokens", c.CacheReadTokens}, {"cache_write_tokens", c.CacheWriteTokens}}
 }
 
 // DifferingChains returns the config keys of the chains that a and b set differently (an

@@ -377,6 +377,9 @@ func (g *Graph) rollup() {
 			r.InputTokens += inv.Span.InputTokens
 			r.OutputTokens += inv.Span.OutputTokens
 		}
+		if !inv.Span.llmBelow {
+			r.addCost(inv.Span.Cost)
+		}
 		r.ToolCalls = len(inv.ToolCalls)
 		r.DelegationCalls = len(inv.DelegationCalls)
 	}
@@ -393,6 +396,7 @@ func (g *Graph) rollup() {
 			inv.Self.LLMCalls++
 			inv.Self.InputTokens += s.InputTokens
 			inv.Self.OutputTokens += s.OutputTokens
+			inv.Self.addCost(s.Cost)
 		}
 	}
 	for _, inv := range g.Invocations {

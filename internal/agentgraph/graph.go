@@ -9,6 +9,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 )
 
 // Span is one span of a trace, classified once through the fallback chains.
@@ -29,6 +31,9 @@ type Span struct {
 
 	InputTokens, OutputTokens int64
 	HasTokens                 bool
+	// Cost is what the call cost (LLM spans, and agent spans counted for tokens; see
+	// cost.go).
+	Cost Cost
 	// DurationUnknown is set when the span ends before it starts, or has no end time: its
 	// duration is unknown, not zero.
 	DurationUnknown bool
@@ -48,6 +53,11 @@ type Span struct {
 	// llmBelow is true when an LLM span sits anywhere below this span; llmBelowOwn when
 	// one sits below it without an agent span in between (a wrapped, double-counted call).
 	llmBelow, llmBelowOwn bool
+	// walk is link's mark while it cuts parent loops: 0 unseen, 1 on the current walk up,
+	// 2 done.
+	walk uint8
+	// kids is link's count of children, to size children in one allocation for all spans.
+	kids int32
 }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
@@ -138,6 +148,11 @@ type Rollup struct {
 	// order.
 	DurationUnknown     int   `json:"duration_unknown,omitempty"`
 	DurationUnknownSpan *Span `json:"-"`
+	// CostUSD sums the cost of the LLM calls counted for tokens (see cost.go);
+	// UnpricedModels lists, sorted, the models of the calls whose cost is unknown (no
+	// price): CostUSD is then a lower bound.
+	CostUSD        float64  `json:"cost_usd"`
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
 }
 
 // Invocation is one run of an agent (one agent span): a node of the delegation DAG.
@@ -276,6 +291,9 @@ type Options struct {
 	// being listed in Invocation.DelegationCalls (and counted in the DelegationCalls
 	// rollups) as handoff evidence. Off by default: a delegation call is never a tool call.
 	CountDelegationCallsAsToolCalls bool
+	// Prices prices the LLM calls without a reported cost (nil: the pinned table,
+	// pricing.Default).
+	Prices *pricing.Table
 }
 
 // Build classifies the spans of one trace and assembles its delegation DAG. spans may come
@@ -329,6 +347,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.collectWrappers()
 	g.collect(chains, opts.CountDelegationCallsAsToolCalls)
 	g.detectEdges(chains)
+	g.price(chains, opts.Prices)
 	g.rollup()
 	g.measure()
 	return g
@@ -362,25 +381,46 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	}
 	// A parent loop (A under B under A) has no root; walk up with a per-walk mark and cut
 	// the link that closes the loop.
-	state := make(map[*Span]int, len(g.Spans)) // 0 unseen, 1 on current walk, 2 done
+	for _, s := range g.Spans {
+		s.walk = 0
+	}
 	var path []*Span
 	for _, s := range g.Spans {
 		path = path[:0]
-		for cur := s; cur != nil && state[cur] == 0; cur = cur.parent {
+		for cur := s; cur != nil && cur.walk == 0; cur = cur.parent {
 			g.work++
-			state[cur] = 1
+			cur.walk = 1
 			path = append(path, cur)
-			if cur.parent != nil && state[cur.parent] == 1 {
+			if cur.parent != nil && cur.parent.walk == 1 {
 				cur.parent = nil
 				g.BrokenLinks++
 				break
 			}
 		}
 		for _, p := range path {
-			state[p] = 2
+			p.walk = 2
 		}
 	}
-	var tops []*Span
+	// Every span's children share one array, each span's part sized by a first count.
+	ntops := 0
+	for _, s := range g.Spans {
+		s.kids = 0
+	}
+	for _, s := range g.Spans {
+		if s.parent != nil {
+			s.parent.kids++
+		} else {
+			ntops++
+		}
+	}
+	kids := make([]*Span, len(g.Spans)-ntops)
+	off := 0
+	for _, s := range g.Spans {
+		if s.kids > 0 {
+			s.children, off = kids[off:off:off+int(s.kids)], off+int(s.kids)
+		}
+	}
+	tops := make([]*Span, 0, ntops)
 	for _, s := range g.Spans {
 		g.work++
 		if s.parent != nil {
@@ -396,7 +436,7 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	// traces can be deep: every later pass walks it forwards (parents first) or backwards
 	// (children first) once.
 	g.preorder = make([]*Span, 0, len(g.Spans))
-	stack := make([]*Span, 0, len(tops))
+	stack := make([]*Span, 0, len(g.Spans)) // never more than every span: one allocation
 	for i := len(tops) - 1; i >= 0; i-- {
 		stack = append(stack, tops[i])
 	}
@@ -476,6 +516,9 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 			inv.llms = append(inv.llms, s)
 		}
 	}
+	// An agent offers the same tool definitions on every run (and every model call of a
+	// run carries them): the names in one definitions text are read once per trace.
+	toolSets := map[string][]string{}
 	for _, inv := range g.Invocations {
 		var first, last *Span
 		if len(inv.llms) > 0 {
@@ -484,7 +527,12 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 		inv.Input = resolve(inv.Span.Pdata, chains.Input, first)
 		inv.Output = resolve(inv.Span.Pdata, chains.Output, last)
 		if tools := resolve(inv.Span.Pdata, chains.AllowedTools, first); tools.Found() {
-			inv.AllowedTools = toolNames(tools.Text)
+			names, ok := toolSets[tools.Text]
+			if !ok {
+				names = toolNames(tools.Text)
+				toolSets[tools.Text] = names
+			}
+			inv.AllowedTools = slices.Clone(names)
 			inv.AllowedFrom = tools.Source
 		}
 	}

@@ -148,6 +148,9 @@ func TestExpectedEdges(t *testing.T) {
 		// The real-framework scenarios of e2e/clients (their e2e goldens hold the same edges).
 		"scenario-adk-refund-transfer": {"triage -> refund_specialist (transfer_tool)"},
 		"scenario-langgraph-command":   {"triage -> weather_specialist (transfer_tool)"},
+		// A writer-critic ping-pong: each node run hands to the next with a transfer_to_* call.
+		"scenario-langgraph-pingpong": {"writer -> critic (transfer_tool)", "critic -> writer (transfer_tool)", "writer -> critic (transfer_tool)",
+			"critic -> writer (transfer_tool)", "writer -> critic (transfer_tool)"},
 		// Three agents as tools issued in one model response.
 		"scenario-mastra-fanout": {"trip_planner -> weather_agent (agent_as_tool)", "trip_planner -> hotel_agent (agent_as_tool)", "trip_planner -> flight_agent (agent_as_tool)"},
 		// The specialist hands the failed job back to triage (a second triage run).
@@ -191,6 +194,8 @@ func TestTokenRollups(t *testing.T) {
 	require.Equal(t, Rollup{
 		InputTokens: 190, OutputTokens: 31, TotalTokens: 221, ToolCalls: 2, DelegationCalls: 1, LLMCalls: 3,
 		DurationMs: ws.Self.DurationMs,
+		// Its chat spans name the stub model mock-weather-1, which no price table knows.
+		UnpricedModels: []string{"mock-weather-1"},
 	}, ws.Self)
 	// The swarm span repeats the total (240/43) on itself, but it is a wrapper, not an agent:
 	// the root is the first agent it ran, whose subtree is the sum of both agents, counted

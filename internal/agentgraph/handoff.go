@@ -252,6 +252,18 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	if e.From.In != nil {
 		put(AttrParentID, handoffSpanID(g, e.From.In).String())
 	}
+	if sub := e.To.Subtree; sub.LLMCalls > 0 || sub.CostUSD > 0 || len(sub.UnpricedModels) > 0 {
+		if _, exists := attrs.Get(AttrCostUSD); overwrite || !exists {
+			attrs.PutDouble(AttrCostUSD, sub.CostUSD)
+			attrs.PutBool(AttrCostComplete, len(sub.UnpricedModels) == 0)
+			if len(sub.UnpricedModels) > 0 {
+				list := attrs.PutEmptySlice(AttrUnpricedModels)
+				for _, u := range sub.UnpricedModels {
+					list.AppendEmpty().SetStr(u)
+				}
+			}
+		}
+	}
 }
 
 // handoffError is the error of the round trip: the receiver's own span, else the span

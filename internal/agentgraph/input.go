@@ -10,9 +10,33 @@ import (
 )
 
 // SpansOf wraps every span of td for Build, grouped by trace id. The wrappers reference
-// td's spans, so td must stay alive (and unchanged) while the graphs are used.
+// td's spans, so td must stay alive (and unchanged) while the graphs are used. They are
+// made in one allocation.
 func SpansOf(td ptrace.Traces) map[pcommon.TraceID][]*Span {
 	out := make(map[pcommon.TraceID][]*Span)
+	slab := make([]Span, td.SpanCount())
+	eachWrapped(td, slab, func(s *Span) {
+		id := s.Pdata.TraceID()
+		out[id] = append(out[id], s)
+	})
+	return out
+}
+
+// SpansOfTrace wraps every span of td, which holds the spans of one trace (the handoff
+// processor's buffer of a released trace), for Build: no grouping by trace id, the
+// wrappers and the slice made in two allocations. As with SpansOf, td must stay alive and
+// unchanged while the graph is used.
+func SpansOfTrace(td ptrace.Traces) []*Span {
+	slab := make([]Span, td.SpanCount())
+	out := make([]*Span, 0, len(slab))
+	eachWrapped(td, slab, func(s *Span) { out = append(out, s) })
+	return out
+}
+
+// eachWrapped fills slab (one Span per span of td) in td's order, handing each wrapper
+// to fn.
+func eachWrapped(td ptrace.Traces, slab []Span, fn func(*Span)) {
+	n := 0
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -22,14 +46,13 @@ func SpansOf(td ptrace.Traces) map[pcommon.TraceID][]*Span {
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				sp := spans.At(k)
-				out[sp.TraceID()] = append(out[sp.TraceID()], &Span{
-					Pdata: sp, Resource: rs.Resource(), Scope: ss.Scope(),
-					ID: sp.SpanID(), ParentID: sp.ParentSpanID(),
-				})
+				s := &slab[n]
+				n++
+				*s = Span{Pdata: sp, Resource: rs.Resource(), Scope: ss.Scope(), ID: sp.SpanID(), ParentID: sp.ParentSpanID()}
+				fn(s)
 			}
 		}
 	}
-	return out
 }
 
 // BuildAll builds the graph of every trace in td, ordered by trace id, and resolves the

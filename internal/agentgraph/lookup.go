@@ -163,6 +163,12 @@ func flattened(attrs pcommon.Map, prefix string) (string, bool) {
 
 // jsonField reads a numeric field of a JSON object held in a string attribute.
 func jsonField(attrs pcommon.Map, key, field string) (int64, bool) {
+	n, ok := jsonNumber(attrs, key, field)
+	return int64(n), ok
+}
+
+// jsonNumber is the number at field of the JSON object held in attribute key.
+func jsonNumber(attrs pcommon.Map, key, field string) (float64, bool) {
 	v, ok := attrs.Get(key)
 	if !ok || v.Type() != pcommon.ValueTypeStr {
 		return 0, false
@@ -172,7 +178,7 @@ func jsonField(attrs pcommon.Map, key, field string) (int64, bool) {
 		return 0, false
 	}
 	n, ok := m[field].(float64)
-	return int64(n), ok
+	return n, ok
 }
 
 // jsonPath resolves KEY#a.b: the value at the dotted path inside the JSON object held in
@@ -182,18 +188,25 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 	if !ok || v.Type() != pcommon.ValueTypeStr || !strings.Contains(v.Str(), `"`+path[strings.LastIndex(path, ".")+1:]+`"`) {
 		return "", false
 	}
-	var cur any
-	if json.Unmarshal([]byte(v.Str()), &cur) != nil {
-		return "", false
-	}
+	// Descend through the objects on the path keeping the other members undecoded (raw):
+	// the attribute may hold a whole model request, and only the value at the path is
+	// decoded. json.Unmarshal checks the whole input at every level, as decoding it all
+	// did, and the last of duplicate keys wins, as in a decoded map. (One difference: a
+	// number out of float64's range in another member no longer hides the value.)
+	raw := json.RawMessage(v.Str())
 	for _, seg := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil || m == nil {
+			return "", false // not an object (null included)
+		}
+		var ok bool
+		if raw, ok = m[seg]; !ok {
 			return "", false
 		}
-		if cur, ok = m[seg]; !ok {
-			return "", false
-		}
+	}
+	var cur any
+	if json.Unmarshal(raw, &cur) != nil {
+		return "", false
 	}
 	t := jsonText(cur)
 	if absent(t) {

@@ -40,6 +40,7 @@ func (a *envelope) addSelf(inv *Invocation) {
 	a.r.DelegationCalls += s.DelegationCalls
 	a.r.LLMCalls += s.LLMCalls
 	a.r.Errors += s.Errors
+	a.r.addCosts(s)
 	if inv.Span.DurationUnknown {
 		a.r.DurationUnknown++
 		if a.unknownAt < 0 || inv.Index < a.unknownAt {
@@ -66,6 +67,7 @@ func (a *envelope) merge(b *envelope) {
 	a.r.DelegationCalls += b.r.DelegationCalls
 	a.r.LLMCalls += b.r.LLMCalls
 	a.r.Errors += b.r.Errors
+	a.r.addCosts(b.r)
 	a.r.DurationUnknown += b.r.DurationUnknown
 	if b.unknownAt >= 0 && (a.unknownAt < 0 || b.unknownAt < a.unknownAt) {
 		a.unknownAt = b.unknownAt

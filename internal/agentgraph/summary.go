@@ -1,5 +1,7 @@
 package agentgraph
 
+import "math"
+
 // Summary is a stable, JSON-friendly view of a Graph: what golden files, reports and
 // debugging output show.
 type Summary struct {
@@ -108,7 +110,7 @@ func (g *Graph) Summarize() Summary {
 			SpanID: inv.Span.ID.String(), AllowedTools: inv.AllowedTools, Error: inv.Span.Error,
 			Input:  ContentInfo{Source: inv.Input.Source, Bytes: len(inv.Input.Text)},
 			Output: ContentInfo{Source: inv.Output.Source, Bytes: len(inv.Output.Text)},
-			Self:   inv.Self, Subtree: inv.Subtree,
+			Self:   roundedCost(inv.Self), Subtree: roundedCost(inv.Subtree),
 		}
 		for _, tc := range inv.ToolCalls {
 			a.Tools = append(a.Tools, toolSummary(tc))
@@ -136,6 +138,12 @@ func (g *Graph) Summarize() Summary {
 		s.Unresolved = append(s.Unresolved, tc.Name+" "+tc.Args.Text)
 	}
 	return s
+}
+
+// roundedCost rounds the cost to a millionth of a cent, so sums show without float noise.
+func roundedCost(r Rollup) Rollup {
+	r.CostUSD = math.Round(r.CostUSD*1e8) / 1e8
+	return r
 }
 
 func toolSummary(tc *ToolCall) ToolSummary {

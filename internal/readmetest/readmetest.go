@@ -43,3 +43,26 @@ func Maps(t testing.TB, path string) []map[string]any {
 	}
 	return out
 }
+
+// Block is one fenced block of a README: its info string (yaml, text, sh, ...) and text.
+type Block struct{ Info, Text string }
+
+var fencedBlock = regexp.MustCompile("(?s)```([a-z]*)\n(.*?)```")
+
+// Fenced returns every fenced block of the file in order, so a test can pair an example with
+// the output shown after it; it fails the test when the file has none.
+func Fenced(t testing.TB, path string) []Block {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Block
+	for _, m := range fencedBlock.FindAllStringSubmatch(string(doc), -1) {
+		out = append(out, Block{Info: m[1], Text: m[2]})
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s has no fenced block", path)
+	}
+	return out
+}

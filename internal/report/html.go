@@ -50,7 +50,8 @@ func inlineScript(b []byte) []byte {
 func HasRenderer() bool { return mermaidJS != nil }
 
 // HTML renders the run as one self-contained page: the verdict and totals, the gates, the
-// failures grouped by case, and each drawn failing trace with its delegation DAG (the same
+// failures grouped by case, the failure clusters (by cluster and signature, with each
+// cluster's immediate_fix), and each drawn failing trace with its delegation DAG (the same
 // Mermaid drawing as the Markdown report's) and the content of its handoffs behind a
 // click, redacted as the logs are. Everything is inline: the style, the data, and the
 // Mermaid renderer when the build bundled it (else each diagram shows as its source); the
@@ -80,6 +81,8 @@ type htmlPage struct {
 	Gates            []htmlGate
 	Groups           []htmlGroup
 	Unlisted         int
+	Clusters         []htmlCluster
+	Signatures       []htmlSignature
 	Traces           []htmlTrace
 	Mermaid          template.JS
 }
@@ -215,6 +218,7 @@ func (r *Run) page() htmlPage {
 	if all := t.Fail + t.Error; listed < all {
 		p.Unlisted = all - listed
 	}
+	r.htmlClusters(&p)
 	for _, id := range r.pictureIDs() {
 		d := r.pictures[id]
 		ht := htmlTrace{

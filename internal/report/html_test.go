@@ -14,15 +14,10 @@ import (
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
-// htmlCaptures are the real captures of the HTML report's golden run, in the order they
-// are added.
-var htmlCaptures = []string{"scenario-strands-refund-swarm", "scenario-strands-error-swallowed", "strands-ok", "langgraph-ok"}
-
-// htmlRun evaluates testdata/html-cases.yaml over the captures, each named by its file as
-// handoffcheck names it.
-func htmlRun(t *testing.T) *Run {
+// casesEvaluator compiles the cases of a file under testdata.
+func casesEvaluator(t *testing.T, name string) *rules.Evaluator {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "html-cases.yaml"))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	var raw map[string]any
 	require.NoError(t, yaml.Unmarshal(b, &raw))
@@ -32,6 +27,18 @@ func htmlRun(t *testing.T) *Run {
 	require.NoError(t, confmap.NewFromStringMap(raw).Unmarshal(&cfg))
 	ev, err := rules.Compile(cfg.Cases, rules.Options{})
 	require.NoError(t, err)
+	return ev
+}
+
+// htmlCaptures are the real captures of the HTML report's golden run, in the order they
+// are added.
+var htmlCaptures = []string{"scenario-strands-refund-swarm", "scenario-strands-error-swallowed", "strands-ok", "langgraph-ok"}
+
+// htmlRun evaluates testdata/html-cases.yaml over the captures, each named by its file as
+// handoffcheck names it.
+func htmlRun(t *testing.T) *Run {
+	t.Helper()
+	ev := casesEvaluator(t, "html-cases.yaml")
 	run := NewRun(ev.CaseNames())
 	for i, name := range htmlCaptures {
 		g := captureGraph(t, name)

@@ -228,6 +228,8 @@ func shortReason(res rules.Result, span string) string {
 		tag = res.Axis
 	case rules.ActionAgentTools:
 		tag = "tools"
+	case rules.ActionTrajectory:
+		tag = "trajectory"
 	}
 	text := res.Message
 	if !stepAction(res.Action) && res.Actual != "" {

@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
@@ -16,7 +18,8 @@ import (
 const maxCell = 160
 
 // Markdown renders the run as a Markdown summary: the verdict and totals, a table per case,
-// a table of failures and errors (at most MaxFailureRows), and a Mermaid `graph TD` of each
+// a table of failures and errors (at most MaxFailureRows), the failures grouped by cluster
+// and signature (clusterSection), and a Mermaid `graph TD` of each
 // failing trace's delegation DAG (at most MaxPictures) headed by its service and span file,
 // after a legend: each failure drawn where it happened with a short reason (see
 // locateFailures), the agents' run figures in their boxes, orchestration wrappers drawn as
@@ -80,6 +83,7 @@ func (r *Run) Markdown() []byte {
 		fmt.Fprintf(&b, "\n%d more failures and errors are not listed here; see the JUnit or JSON-lines report.\n",
 			t.Fail+t.Error-listed)
 	}
+	r.clusterSection(&b)
 
 	ids := make([]string, 0, len(r.pictures))
 	for id := range r.pictures {
@@ -193,7 +197,7 @@ const (
 		"where one failed (a leak, a cycle, a chain over maxDepth), with the reason; grey: passed or not asserted; " +
 		"an arrow's label says how the handoff was detected; dashed orange border: the agent's span " +
 		"recorded an error; a box around agents: an orchestration wrapper (swarm, graph, workflow). " +
-		"Figures: the agent's own tokens, tool calls and duration."
+		"Figures: the agent's own tokens, tool calls, duration and, when its calls are priced, cost (≥: a model had no price)."
 )
 
 // mermaidGraph draws a DAG as a Mermaid `graph TD`: one box per agent invocation with its
@@ -256,8 +260,9 @@ func reasonsText(reasons []string) string {
 	return strings.Join(lines, "<br/>")
 }
 
-// figures are a node's run figures: tokens, tool calls, duration (cost is not in the model
-// yet: no price table).
+// figures are a node's run figures: tokens, tool calls, duration, and the cost when some of
+// its calls are priced ("≥ $x" when others are not; nothing when none is, so an absent cost
+// is unknown, never $0).
 func figures(n dagNode) string {
 	if n.remote {
 		return ""
@@ -266,7 +271,25 @@ func figures(n dagNode) string {
 	if n.durationUnknown {
 		duration = "duration unknown"
 	}
-	return fmt.Sprintf("%s tok · %s · %s", formatCount(n.tokens), textsafe.Plural(int(n.toolCalls), "tool call", "tool calls"), duration)
+	out := fmt.Sprintf("%s tok · %s · %s", formatCount(n.tokens), textsafe.Plural(int(n.toolCalls), "tool call", "tool calls"), duration)
+	switch {
+	case n.costUSD == 0:
+	case n.unpriced > 0:
+		out += " · ≥ $" + formatUSD(n.costUSD)
+	default:
+		out += " · $" + formatUSD(n.costUSD)
+	}
+	return out
+}
+
+// formatUSD writes an amount rounded to 4 significant digits, in plain decimals
+// (0.0000314, not 3.14e-05).
+func formatUSD(v float64) string {
+	if v <= 0 {
+		return "0"
+	}
+	unit := math.Pow(10, math.Floor(math.Log10(v))-3)
+	return strconv.FormatFloat(math.Round(v/unit)*unit, 'f', -1, 64)
 }
 
 func formatCount(n int64) string {

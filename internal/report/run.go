@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
@@ -54,6 +55,8 @@ type Run struct {
 	judge *judge.Info
 	// policy masks the results' text before they are kept (nil: redact.Default()).
 	policy *redact.Policy
+	// clusters groups every failure (kept or not) by cluster and signature.
+	clusters *cluster.Grouper
 }
 
 type record struct {
@@ -67,7 +70,7 @@ func NewRun(cases []string) *Run {
 		caseIndex: map[string]int{},
 		byCase:    map[string]*verdict.Counts{}, pictures: map[string]*dag{}, traceInfos: map[string]traceInfo{},
 		sources: map[string]string{},
-		tally:   gate.NewTally(),
+		tally:   gate.NewTally(), clusters: cluster.NewGrouper(),
 	}
 	for _, c := range cases {
 		r.addCase(c)
@@ -158,6 +161,7 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 		masked[i] = rules.RedactResult(res, r.policy) // a copy: the caller's results stay as they are
 	}
 	r.tally.Add(rules.Scores(masked)) // gate pairs are agent names: masked too
+	r.addClusters(g, masked)
 	for i, res := range masked {
 		r.addCase(res.Case)
 		r.totals.Add(res)
@@ -270,6 +274,9 @@ type dagNode struct {
 	tokens, toolCalls int64
 	durationMs        float64
 	durationUnknown   bool
+	// costUSD is the invocation's own cost; unpriced counts its models without a price.
+	costUSD  float64
+	unpriced int
 	// failures are the short reasons of the failures located at this agent.
 	failures []string
 }
@@ -311,6 +318,7 @@ func snapshot(g *agentgraph.Graph, results, masked []rules.Result, policy *redac
 			n.errored = inv.Span.Error != nil
 			n.tokens, n.toolCalls = inv.Self.TotalTokens, int64(inv.Self.ToolCalls)
 			n.durationMs, n.durationUnknown = inv.Self.DurationMs, inv.Self.DurationUnknown > 0
+			n.costUSD, n.unpriced = inv.Self.CostUSD, len(inv.Self.UnpricedModels)
 		}
 		index[inv] = len(d.nodes)
 		d.nodes = append(d.nodes, n)

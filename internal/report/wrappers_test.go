@@ -19,7 +19,13 @@ import (
 // captureGraph builds the DAG of a real capture in testdata/traces (one trace).
 func captureGraph(t *testing.T, name string) *agentgraph.Graph {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", name+".json"))
+	return fileGraph(t, filepath.Join("..", "..", "testdata", "traces", name+".json"))
+}
+
+// fileGraph builds the one trace of a span file.
+func fileGraph(t *testing.T, path string) *agentgraph.Graph {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
 
@@ -69,4 +70,23 @@ func integrationSkip(x *Index, e *agentgraph.Edge) (actual, message string) {
 			e.To.Name, e.From.Name, hb[0].Span.ID, e.To.Name, e.From.Name)
 	}
 	return "control did not return to the sender", fmt.Sprintf("%s took no further step after %s returned (a one-way transfer): no result to integrate", e.From.Name, e.To.Name)
+}
+
+// axisClusters are the clusters of the handoff rubrics' failures.
+var axisClusters = map[string]cluster.Name{
+	Dispatch:    cluster.WrongDispatch,
+	Scope:       cluster.ScopeBleed,
+	Integration: cluster.IntegrationSkip,
+	Recovery:    cluster.RecoveryBlind,
+}
+
+// FailureCluster is the cluster of a failed rubric: that of its first failed part when the
+// part names one, else the axis's own (parts nil: the judge failed it).
+func FailureCluster(axis string, parts []Part) cluster.Name {
+	for _, p := range parts {
+		if p.State == PartFail && p.Cluster != "" {
+			return p.Cluster
+		}
+	}
+	return axisClusters[axis].Or()
 }

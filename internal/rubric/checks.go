@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
@@ -27,6 +28,8 @@ type Part struct {
 	Name   string
 	State  PartState
 	Detail string
+	// Cluster is the failure cluster when this part fails (empty: its axis's, FailureCluster).
+	Cluster cluster.Name
 }
 
 func (p Part) String() string {

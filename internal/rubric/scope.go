@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
@@ -78,7 +79,7 @@ func (rs *Checks) allowedToolsPart(x *Index, e *agentgraph.Edge) Part {
 // contextSuppliedPart: the receiver used no identifier the sender never supplied.
 func (rs *Checks) contextSuppliedPart(x *Index, e *agentgraph.Edge) Part {
 	r := e.To
-	ctx := Part{Name: "context supplied"}
+	ctx := Part{Name: "context supplied", Cluster: cluster.DroppedConstraint}
 	if !r.Input.Found() && !e.Reason.Found() {
 		ctx.Detail = fmt.Sprintf("what %s received was not captured (content capture disabled on the exporter)", r.Name)
 		return ctx

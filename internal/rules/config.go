@@ -17,6 +17,9 @@ const (
 	ActionRubrics = "EXPECT_HANDOFF_RUBRICS"
 	// ActionAgentTools limits the tools an agent may call (step_agent_tools.go).
 	ActionAgentTools = "EXPECT_AGENT_TOOLS"
+	// ActionTrajectory matches an agent's tool calls or handoffs against a reference
+	// (step_trajectory.go).
+	ActionTrajectory = "EXPECT_TRAJECTORY"
 )
 
 // Topology sources.

@@ -8,6 +8,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"go.opentelemetry.io/collector/confmap"
 )
 
@@ -203,7 +204,7 @@ func (te *traceEval) triggeredCount(base Result, a *logicalAgent, ch *compiledCh
 		r.Outcome = Pass
 		r.Message = fmt.Sprintf("agent %s triggered %s %s", a.label(), ch.name, r.Actual)
 	} else {
-		r.Outcome = Fail
+		r.Outcome, r.Cluster = Fail, cluster.WrongDispatch
 		r.Message = fmt.Sprintf("expected agent %s to trigger %s %d times, saw %s", a.label(), ch.name, *ch.triggered, r.Actual)
 	}
 	if len(triggers) == 0 {
@@ -224,7 +225,7 @@ func (te *traceEval) notTriggered(base Result, a *logicalAgent, ch *compiledChil
 			r.Outcome = Skipped
 			r.Message = fmt.Sprintf("agent %s did not trigger %s (as expected_triggered: 0 requires); nothing to assert", a.label(), ch.name)
 		} else {
-			r.Outcome = Fail
+			r.Outcome, r.Cluster = Fail, cluster.WrongDispatch
 			r.Message = withNotRun(te.g, fmt.Sprintf("agent %s never triggered %s (%s)", a.label(), ch.name, childSummary(a)), ch.name)
 		}
 		out = append(out, r)
@@ -346,7 +347,7 @@ func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
 		r.Outcome = Pass
 		r.Message = fmt.Sprintf("%s payload: `%s` holds", ch.name, e.Src)
 	default:
-		r.Outcome = Fail
+		r.Outcome, r.Cluster = Fail, cluster.DroppedConstraint
 		r.Message = fmt.Sprintf("%s payload: expected `%s`, got %s", ch.name, e.Src, r.Actual)
 	}
 }

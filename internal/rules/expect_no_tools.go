@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"strings"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 )
 
 func noToolsExpected(tools []string) string {
@@ -27,7 +29,7 @@ func noToolCalls(r *Result, a *logicalAgent, forbidden []string) {
 		r.Message = fmt.Sprintf("agent %s called none of %s", a.label(), strings.Join(forbidden, ", "))
 		return
 	}
-	r.Outcome, r.Actual = Fail, "called: "+formatCounts(counts)
+	r.Outcome, r.Actual, r.Cluster = Fail, "called: "+formatCounts(counts), cluster.ScopeBleed
 	r.Message = fmt.Sprintf("agent %s called tools it must not call: %s", a.label(), formatCounts(counts))
 }
 

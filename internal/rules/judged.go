@@ -46,6 +46,7 @@ func (gr *Grading) Run(ctx context.Context) (all, graded []Result) {
 	graded = make([]Result, 0, len(gr.pending))
 	for k, i := range gr.pending {
 		gr.all[i] = *gr.filled[k]
+		gr.all[i].stampCluster()
 		graded = append(graded, gr.all[i])
 	}
 	return gr.all, graded
@@ -71,6 +72,7 @@ func (gr *Grading) Fail(reason error) (all, graded []Result) {
 		r.Outcome, r.Score, r.Judge = Error, nil, nil
 		r.Actual = "not graded"
 		r.Message = reason.Error()
+		r.stampCluster()
 		all[i] = r
 		graded = append(graded, r)
 	}

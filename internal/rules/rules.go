@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
@@ -55,6 +56,10 @@ type Result struct {
 	Gated bool `json:"gated,omitempty"`
 	// Judge is the judge's verdict, when a judge graded the result.
 	Judge *JudgeVerdict `json:"judge,omitempty"`
+	// Cluster names why a failing result failed, as its check decided; Signature is the
+	// failure's stable signature (internal/cluster). Both are empty unless the outcome is fail.
+	Cluster   cluster.Name `json:"cluster,omitempty"`
+	Signature string       `json:"signature,omitempty"`
 }
 
 // DefaultCostLimit bounds one CEL evaluation (cel-go cost units).
@@ -169,9 +174,7 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 		at := fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		for j, s := range c.Steps {
 			cs, err := s.Kind.compile(env)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s.steps[%d].%w", at, j, err))
-			}
+			errs = append(errs, prefixed(fmt.Sprintf("%s.steps[%d]", at, j), err)...)
 			cc.steps = append(cc.steps, caseStep{id: s.ID(j), compiledStep: cs})
 		}
 		if strings.TrimSpace(c.When) != "" {
@@ -256,6 +259,7 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 // split separates the results decided now from those a grading decides.
 func (e *Evaluator) split(tc *traceCache, out *evalOut) Evaluation {
 	ev := Evaluation{TimedOut: tc.ctx.Err() != nil}
+	stampClusters(out.results)
 	if len(out.pending) == 0 {
 		ev.Now = out.results
 		return ev

@@ -52,6 +52,7 @@ var stepKinds = []struct {
 	{ActionContext, func() StepKind { return &ContextStep{} }},
 	{ActionBudget, func() StepKind { return &BudgetStep{} }},
 	{ActionRubrics, func() StepKind { return &RubricsStep{} }},
+	{ActionTrajectory, func() StepKind { return &TrajectoryStep{} }},
 	{ActionAgentTools, func() StepKind { return &AgentToolsStep{} }},
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 )
 
 // AgentToolsStep is EXPECT_AGENT_TOOLS: every run of AgentName calls only tools in
@@ -86,7 +88,7 @@ func (s *AgentToolsStep) evaluate(run *stepRun, id string) {
 	}
 	counts := strings.Split(formatCounts(outside), ", ")
 	called := listed(counts, len(counts), ", ", "tools")
-	r.Outcome = Fail
+	r.Outcome, r.Cluster = Fail, cluster.ScopeBleed
 	r.Actual += ", outside the list: " + called
 	r.Message = fmt.Sprintf("%s called tools outside allowedTools [%s]: %s", s.AgentName, strings.Join(s.AllowedTools, ", "), called)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 )
 
 // agentToolsResult runs one EXPECT_AGENT_TOOLS step, decoded from its keys, after a
@@ -37,6 +38,7 @@ func TestAgentTools(t *testing.T) {
 	r = agentToolsResult(t, adk, map[string]any{"agentName": "booking_specialist", "allowedTools": []any{"find_table"}})
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, "booking_specialist called tools outside allowedTools [find_table]: book_table x1", r.Message)
+	require.Equal(t, cluster.ScopeBleed, r.Cluster)
 	require.Equal(t, []string{"21384e13a3847a99"}, r.Spans)
 
 	r = agentToolsResult(t, adk, map[string]any{"agentName": "triage", "allowedTools": []any{"lookup"}})

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 )
 
 // BudgetStep is EXPECT_AGENT_BUDGET: every run of AgentName stays, over its whole subtree,
@@ -14,6 +15,8 @@ type BudgetStep struct {
 	MaxTokens     *int64   `seed:"maxTokens"`
 	MaxDurationMs *float64 `seed:"maxDurationMs"`
 	MaxToolCalls  *int     `seed:"maxToolCalls"`
+	// MaxCostUsd bounds the subtree's cost in USD (cost.go).
+	MaxCostUsd *float64 `seed:"maxCostUsd"`
 }
 
 // Action is EXPECT_AGENT_BUDGET.
@@ -27,9 +30,10 @@ func (s *BudgetStep) Validate() error {
 	if s.AgentName == "" {
 		errs.add("agentName", "must name the agent whose subtree is budgeted")
 	}
-	if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil {
-		errs.add("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls")
+	if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil && s.MaxCostUsd == nil {
+		errs.add("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls, maxCostUsd")
 	}
+	s.validateCost(&errs)
 	if s.MaxTokens != nil && *s.MaxTokens < 0 {
 		errs.add("maxTokens", "must not be negative, got %d", *s.MaxTokens)
 	}
@@ -55,6 +59,9 @@ func (s *BudgetStep) expected() string {
 	if s.MaxToolCalls != nil {
 		want = append(want, fmt.Sprintf("tool calls <= %d", *s.MaxToolCalls))
 	}
+	if c := s.costWant(); c != "" {
+		want = append(want, c)
+	}
 	return s.AgentName + " subtree: " + strings.Join(want, ", ")
 }
 
@@ -71,7 +78,7 @@ func (s *BudgetStep) evaluate(run *stepRun, id string) {
 		runs++
 		sub := inv.Subtree
 		if len(actual) < maxListed {
-			actual = append(actual, usage(sub))
+			actual = append(actual, usage(sub)+s.costActual(sub))
 			r.Spans = append(r.Spans, inv.Span.ID.String())
 		}
 		over, undecided := s.overruns(inv)
@@ -92,6 +99,7 @@ func (s *BudgetStep) evaluate(run *stepRun, id string) {
 		return
 	}
 	verdict(&r, capList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+	r.classify(cluster.BudgetBlowout)
 }
 
 // usage renders what a run's subtree used.
@@ -127,6 +135,7 @@ func (s *BudgetStep) overruns(inv *agentgraph.Invocation) (over, undecided []str
 	if s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls {
 		over = append(over, fmt.Sprintf("%s made %d tool calls, over maxToolCalls %d", at, sub.ToolCalls, *s.MaxToolCalls))
 	}
+	over, undecided = s.checkCost(at, sub, over, undecided)
 	return over, undecided
 }
 

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 )
@@ -224,11 +226,12 @@ func (cc *contextCheck) decide(run *stepRun, r *Result) *Result {
 		}
 	}
 	if len(edges) == 0 {
-		r.Outcome, r.Actual = Fail, "no such handoff"
+		r.Outcome, r.Actual, r.Cluster = Fail, "no such handoff", cluster.WrongDispatch
 		r.Message = withNotRun(g, fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent), s.FromAgent, s.ToAgent)
 		return nil
 	}
 	var problems []string
+	var failedAs cluster.Name // the cluster of the first violation
 	for _, e := range edges {
 		if !e.To.Input.Found() {
 			r.Outcome, r.Actual = Fail, "no input content on the receiving span"
@@ -236,11 +239,13 @@ func (cc *contextCheck) decide(run *stepRun, r *Result) *Result {
 				s.ToAgent, e.To.Span.ID, strings.Join(e.To.Input.Tried, ", "))
 			return nil
 		}
-		problems = append(problems, cc.violations(run.tc.ctx, e)...)
+		v, as := cc.violations(run.tc.ctx, e)
+		problems = append(problems, v...)
+		failedAs = cmp.Or(failedAs, as)
 	}
 	r.Actual = fmt.Sprintf("%d handoffs with captured input", len(edges))
 	if len(problems) > 0 {
-		r.Outcome, r.Message = Fail, strings.Join(problems, "; ")
+		r.Outcome, r.Message, r.Cluster = Fail, strings.Join(problems, "; "), failedAs
 		return nil
 	}
 	if !s.hasRubric() || s.DeterministicOnly {
@@ -340,30 +345,31 @@ func (cc *contextCheck) applyJudge(ev *Evaluator, r *Result, edges []*agentgraph
 	r.Judge = ev.verdict(worst.Verdict)
 	r.Actual = fmt.Sprintf("%d handoffs graded, %d passed the %s rubric (judge)", len(jobs), len(passed), cc.cfg.rubricName())
 	if len(failed) > 0 {
-		r.Outcome, r.Message = Fail, prefix+"judge: "+strings.Join(failed, "; ")
+		r.Outcome, r.Message, r.Cluster = Fail, prefix+"judge: "+strings.Join(failed, "; "), cluster.DroppedConstraint
 		return
 	}
 	r.Outcome, r.Message = Pass, prefix+"judge: "+strings.Join(passed, "; ")
 }
 
 // violations lists what one handoff breaks.
-func (cc *contextCheck) violations(ctx context.Context, e *agentgraph.Edge) []string {
+func (cc *contextCheck) violations(ctx context.Context, e *agentgraph.Edge) (out []string, as cluster.Name) {
 	if !cc.deterministic() {
-		return nil
+		return nil, ""
 	}
 	at := fmt.Sprintf("handoff %s -> %s (span %s)", e.From.Name, e.To.Name, e.To.Span.ID)
 	// Payload is the dispatch's arguments plus what the sender said with them.
 	content := strings.Join([]string{e.To.Input.Text, e.Payload.Text, e.Context.Text}, "\n")
-	var out []string
 	for _, re := range cc.required {
 		if !re.MatchString(content) {
 			out = append(out, fmt.Sprintf("%s: the handoff content lacks /%s/", at, re))
+			as = cmp.Or(as, cluster.DroppedConstraint)
 		}
 	}
 	for _, re := range cc.forbidden {
 		if m := re.FindString(content); m != "" {
 			// Name the pattern, not the match: it may be the very secret that leaked.
 			out = append(out, fmt.Sprintf("%s: the handoff content contains forbidden /%s/", at, re))
+			as = cmp.Or(as, cluster.Leak)
 		}
 	}
 	if cc.expr != nil {
@@ -371,11 +377,13 @@ func (cc *contextCheck) violations(ctx context.Context, e *agentgraph.Edge) []st
 		switch {
 		case err != nil:
 			out = append(out, fmt.Sprintf("%s: contextExpression failed to evaluate: %v", at, err))
+			as = cmp.Or(as, cluster.Other)
 		case val.Value() != true:
 			out = append(out, fmt.Sprintf("%s: contextExpression is false", at))
+			as = cmp.Or(as, cluster.DroppedConstraint)
 		}
 	}
-	return out
+	return out, as
 }
 
 // handoffVars binds a handoff for contextExpression.

@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"math"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 )
 
 // DelegationStep is EXPECT_DELEGATION_TO: AgentName is delegated to between
@@ -80,6 +82,7 @@ func (s *DelegationStep) evaluate(run *stepRun, id string) {
 		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
 	}
 	verdict(&r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
+	r.classify(cluster.WrongDispatch)
 	r.Message = withNotRun(g, r.Message, s.AgentName, s.FromAgent)
 	run.out.add(r)
 }

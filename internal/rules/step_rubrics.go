@@ -249,7 +249,7 @@ func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.
 	det := strings.Join(states, ", ")
 	if len(failed) > 0 {
 		zero := 0.0
-		r.Outcome, r.Score = Fail, &zero
+		r.Outcome, r.Score, r.Cluster = Fail, &zero, rubric.FailureCluster(axis, c.Parts)
 		r.Actual = "score 0: " + det
 		r.Message = strings.Join(failed, "; ")
 		return nil
@@ -316,7 +316,7 @@ func applyRubricJudge(ev *Evaluator, r *Result, job *judge.Job, det string, pass
 	score := v.Score
 	r.Score, r.Judge = &score, ev.verdict(v)
 	verdict := "fail"
-	r.Outcome = Fail
+	r.Outcome, r.Cluster = Fail, rubric.FailureCluster(r.Axis, nil)
 	if v.Pass {
 		r.Outcome, verdict = Pass, "pass"
 	}

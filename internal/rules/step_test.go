@@ -37,11 +37,19 @@ func TestStepUnmarshal(t *testing.T) {
 	}{
 		{
 			map[string]any{"action": ActionBudget, "agentName": "a", "maxTokens": 5, "fromAgent": "b"},
-			"cases[0] (c).steps[1].fromAgent: applies only to EXPECT_DELEGATION_TO, EXPECT_HANDOFF_CONTEXT and EXPECT_HANDOFF_RUBRICS",
+			"cases[0] (c).steps[1].fromAgent: applies only to EXPECT_DELEGATION_TO, EXPECT_HANDOFF_CONTEXT, EXPECT_HANDOFF_RUBRICS and EXPECT_TRAJECTORY",
 		},
 		{
 			map[string]any{"action": ActionDelegation, "agentName": "a", "maxDepth": 2},
 			"cases[0] (c).steps[1].maxDepth: applies only to ASSERT_AGENT_TOPOLOGY",
+		},
+		{
+			map[string]any{"action": ActionDelegation, "agentName": "a", "maxCostUsd": 0.5, "reference": []any{"x"}},
+			"cases[0] (c).steps[1].maxCostUsd: applies only to EXPECT_AGENT_BUDGET",
+		},
+		{
+			map[string]any{"action": ActionDelegation, "agentName": "a", "reference": []any{"x"}},
+			"cases[0] (c).steps[1].reference: applies only to EXPECT_TRAJECTORY",
 		},
 		{
 			map[string]any{"action": ActionRubrics, "maxTokens": 2},
@@ -50,7 +58,7 @@ func TestStepUnmarshal(t *testing.T) {
 		{
 			map[string]any{"action": "EXPECT_MAGIC", "fromAgent": "a"},
 			`cases[0] (c).steps[1].action: unknown action "EXPECT_MAGIC" (want one of ` + "ASSERT_AGENT_TOPOLOGY, EXPECT_DELEGATION_TO, " +
-				"EXPECT_HANDOFF_CONTEXT, EXPECT_AGENT_BUDGET, EXPECT_HANDOFF_RUBRICS, EXPECT_AGENT_TOOLS)",
+				"EXPECT_HANDOFF_CONTEXT, EXPECT_AGENT_BUDGET, EXPECT_HANDOFF_RUBRICS, EXPECT_TRAJECTORY, EXPECT_AGENT_TOOLS)",
 		},
 		{
 			map[string]any{"agentName": "a"},

@@ -20,12 +20,16 @@ type TopologyStep struct {
 	// AllowedCycles lists intentional loops, each as the set of agent names in it
 	// (e.g. [planner, critic] for a planner-critic loop); other cycles still fail.
 	AllowedCycles [][]string `seed:"allowedCycles"`
+	// Loop rules (loops.go): handoffs per trace, per sender -> receiver pair, agents per loop.
+	MaxHandoffs    *int `seed:"maxHandoffs"`
+	MaxPairRepeats *int `seed:"maxPairRepeats"`
+	MaxCycleLength *int `seed:"maxCycleLength"`
 }
 
 // Action is ASSERT_AGENT_TOPOLOGY.
 func (*TopologyStep) Action() string { return ActionTopology }
 
-// Validate checks the source and the depth bound.
+// Validate checks the source, the depth bound and the loop rules.
 func (s *TopologyStep) Validate() error {
 	var errs fieldErrors
 	switch s.Source {
@@ -38,6 +42,7 @@ func (s *TopologyStep) Validate() error {
 		errs.add("source", "must be LIVE or FILE, got %q", s.Source)
 	}
 	errs.nonNegative("maxDepth", s.MaxDepth)
+	s.validateLoops(&errs)
 	return errs.err()
 }
 
@@ -87,7 +92,9 @@ func (s *TopologyStep) evaluate(run *stepRun, id string) {
 			problems = append(problems, "delegation cycle among agents "+cycleList(forbidden))
 		}
 	}
+	problems = append(problems, s.loopProblems(g)...)
 	verdict(&r, problems, "topology ok: "+r.Actual)
+	r.classify(topologyCluster(g))
 	run.out.add(r)
 }
 
@@ -103,7 +110,7 @@ func (s *TopologyStep) expected() string {
 		}
 		want = append(want, w)
 	}
-	want = append(want, "at least one agent")
+	want = append(append(want, s.loopExpected()...), "at least one agent")
 	return strings.Join(want, ", ")
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
@@ -71,7 +72,7 @@ func TestPartialEvaluationExample(t *testing.T) {
 		Message: "agent assistant: 2 of 3 math.calculator.add calls match `invocations == 1 and params.a == 4`, " +
 			"and the residual `invocations == 1` is false with invocations = 2",
 		Spans:    []string{"0000000000000301", "0000000000000302", "0000000000000304"},
-		Complete: true,
+		Complete: true, Cluster: cluster.Other, Signature: r.Signature, // the signature: internal/cluster's tests
 	}, r)
 	require.Equal(t, Pass, results[1].Outcome, "each entry is its own assertion")
 	require.Equal(t, []string{"0000000000000301", "0000000000000303"}, results[1].Spans)
@@ -465,7 +466,7 @@ func TestFireAndForget(t *testing.T) {
 		Message: "expected_result cannot be asserted on telemetry-writer: it was triggered fire-and-forget (trigger_agent with " +
 			"wait_for_response=false (span 0000000000000102)), so its result, tool calls and triggered agents are not awaited; " +
 			"wait for the response (wait_for_response=True) or assert only expected_payload and expected_triggered",
-		Spans: []string{"0000000000000103"}, Complete: true,
+		Spans: []string{"0000000000000103"}, Complete: true, Cluster: cluster.Other, Signature: rs[2].Signature,
 	}, rs[2])
 
 	// A sub-agent whose span outlives its parent's was not awaited either.

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"os"
+	"runtime"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -125,4 +126,27 @@ func (w *Workload) Trace(i int, rng *rand.Rand, parts int) []ptrace.Traces {
 		}
 	}
 	return out
+}
+
+// HeapGrowth is the live heap fill leaves behind: garbage is collected before and after, so
+// what remains is what fill made something else hold (a processor's buffered traces).
+func HeapGrowth(fill func()) int64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fill()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
+}
+
+// ProtoBytesPerSpan is the workload's OTLP protobuf size per span, each template encoded
+// as one trace's export request.
+func (w *Workload) ProtoBytesPerSpan() float64 {
+	size := 0
+	m := &ptrace.ProtoMarshaler{}
+	for _, td := range w.Templates {
+		size += m.TracesSize(td)
+	}
+	return float64(size) / float64(w.Spans)
 }

@@ -29,6 +29,7 @@ type TelemetryBuilder struct {
 	ExporterAssertionEvalLatency         metric.Int64Histogram
 	ExporterAssertionEvalTimeouts        metric.Int64Counter
 	ExporterAssertionEvaluations         metric.Int64Counter
+	ExporterAssertionFailures            metric.Int64Counter
 	ExporterAssertionGateScore           metric.Float64Gauge
 	ExporterAssertionGateThreshold       metric.Float64Gauge
 	ExporterAssertionJudgeCalls          metric.Int64Counter
@@ -86,6 +87,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ExporterAssertionEvaluations, err = builder.meter.Int64Counter(
 		"otelcol_exporter_assertion_evaluations",
 		metric.WithDescription("Assertion evaluations, by case, step and outcome (pass, fail, error, skipped). [Development]"),
+		metric.WithUnit("{evaluations}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAssertionFailures, err = builder.meter.Int64Counter(
+		"otelcol_exporter_assertion_failures",
+		metric.WithDescription("Failed assertion results, by case, step and failure cluster (dropped_constraint, wrong_dispatch, scope_bleed, integration_skip, recovery_blind, budget_blowout, loop, leak, other). [Development]"),
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)

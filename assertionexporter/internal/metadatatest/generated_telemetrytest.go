@@ -68,6 +68,22 @@ func AssertEqualExporterAssertionEvaluations(t *testing.T, tt *componenttest.Tel
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterAssertionFailures(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_assertion_failures",
+		Description: "Failed assertion results, by case, step and failure cluster (dropped_constraint, wrong_dispatch, scope_bleed, integration_skip, recovery_blind, budget_blowout, loop, leak, other). [Development]",
+		Unit:        "{evaluations}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_assertion_failures")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterAssertionGateScore(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_assertion_gate_score",

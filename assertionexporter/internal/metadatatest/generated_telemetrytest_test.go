@@ -23,6 +23,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterAssertionEvalLatency.Record(context.Background(), 1)
 	tb.ExporterAssertionEvalTimeouts.Add(context.Background(), 1)
 	tb.ExporterAssertionEvaluations.Add(context.Background(), 1)
+	tb.ExporterAssertionFailures.Add(context.Background(), 1)
 	tb.ExporterAssertionGateScore.Record(context.Background(), 1)
 	tb.ExporterAssertionGateThreshold.Record(context.Background(), 1)
 	tb.ExporterAssertionJudgeCalls.Add(context.Background(), 1)
@@ -40,6 +41,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAssertionEvaluations(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAssertionFailures(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAssertionGateScore(t, testTel,

@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/loadtest"
+)
+
+// TestLoadTestHarness runs `make loadtest`'s harness for a second per pipeline at a low fixed
+// rate against the built binary: the table comes out with every pipeline and figure, and
+// every span the collector accepted left it. No figure is asserted (the machine is shared).
+func TestLoadTestHarness(t *testing.T) {
+	rep, err := loadtest.Execute(context.Background(), loadtest.Options{
+		Binary: collectorBinary(t), Duration: time.Second, Rate: 4000,
+		Senders: 2, Batch: 2, TracesDir: "../testdata/traces", Templates: 24,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != len(loadtest.Pipelines) {
+		t.Fatalf("%d runs, want one per pipeline (%d)", len(rep.Runs), len(loadtest.Pipelines))
+	}
+	for _, r := range rep.Runs {
+		if r.Accepted == 0 || r.Out != r.Accepted {
+			t.Errorf("%s: %d spans accepted, %d came out", r.Pipeline, r.Accepted, r.Out)
+		}
+		if r.CPU <= 0 || r.PeakRSS <= 0 {
+			t.Errorf("%s: CPU %.2f s, peak RSS %d B: not measured", r.Pipeline, r.CPU, r.PeakRSS)
+		}
+	}
+	if full := rep.Runs[len(rep.Runs)-1]; full.Pipeline != loadtest.Full || full.PeakBuffered == 0 {
+		t.Errorf("last run %q buffered %d spans at most: the processor's gauge was not read", full.Pipeline, full.PeakBuffered)
+	}
+	if rep.RetainedPerSpan <= 0 || rep.ProtoBytesPerSpan <= 0 {
+		t.Errorf("retained %.0f B per span, OTLP %.0f B per span: not measured", rep.RetainedPerSpan, rep.ProtoBytesPerSpan)
+	}
+	table := rep.String()
+	for _, want := range []string{
+		"| pipeline | offered | spans/s accepted | vs bare | CPU-s per 1M spans | vs bare | peak RSS MB | vs tail_sampling | spans in | spans out | in = out |",
+		"| " + loadtest.Bare + " | 4000 spans/s |", "| " + loadtest.TailSampling + " | 4000 spans/s |", "| " + loadtest.Full + " | 4000 spans/s |",
+		"| CPU-s per 1M spans, full pipeline / bare, at 4000 spans/s |",
+		"| peak RSS at 4000 spans/s, full / tail_sampling (same hold time) |",
+		"| retained bytes per buffered span / its OTLP protobuf size |", "| offered | peak spans buffered | buffer live heap MB |",
+		"spans in = out in every run: yes",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	t.Log("\n" + table)
+}

@@ -1,0 +1,217 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strings"
+)
+
+// Key is what names one failure: the case and step that failed, the handoff's sender and
+// receiver (empty when the result names no handoff), the cluster and the message.
+type Key struct {
+	Case, Step, From, To string
+	Cluster              Name
+	Message              string
+}
+
+// Signature is the failure's stable signature: 16 hex digits of a SHA-256 over the case,
+// step, sender → receiver, cluster and normalized message (Normalize), so the same failure on
+// two traces with other ids, numbers, durations or token counts has one signature.
+func (k Key) Signature() string {
+	h := sha256.New()
+	for _, f := range []string{k.Case, k.Step, k.From, k.To, string(k.Cluster.Or()), Normalize(k.Message)} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Placeholders Normalize puts in place of what varies between traces.
+const (
+	PlaceholderID       = "<id>"
+	PlaceholderTime     = "<time>"
+	PlaceholderDuration = "<duration>"
+	PlaceholderNumber   = "<n>"
+	PlaceholderText     = "<text>"
+	PlaceholderJSON     = "<json>"
+)
+
+var (
+	// UUIDs; then replaceHex takes runs of 8 or more hex digits (span and trace ids, hashes).
+	uuidRe = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	// RFC 3339 timestamps.
+	timeRe = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`)
+	// Go-style durations (1.5s, 250ms, 1m30s, 2h) and numbers with a duration unit word.
+	durationRe = regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+\b|\b\d+(?:\.\d+)?\s?(?:milliseconds?|seconds?|minutes?|hours?)\b`)
+	// Numbers (token counts, counts, scores, percentages, sizes); replaceNumbers keeps those
+	// glued to a letter before them.
+	numberRe = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	// A quoted `expression`, or a quoted /pattern/ (after the start, a space or "(", before
+	// the end, a space or punctuation).
+	patternRe = regexp.MustCompile("`[^`\n]*`|(?:^|[\\s(])/[^/\n]+/(?:$|[\\s,;:).])")
+)
+
+// Normalize replaces what varies between two traces with the same failure: content quoted
+// from the trace (a "double-quoted" string with <text>, a JSON object or array with <json>),
+// ids (UUIDs, hex span and trace ids) with <id>, timestamps with <time>, durations with <duration>, and the
+// remaining numbers (token counts, counts, scores, percentages) with <n>, except digits glued
+// to a letter (an agent or model name such as agent2 or gpt-4o). Runs of white space
+// become one space.
+//
+// A `expression` or a /pattern/ (configured ones, as the messages quote them) is kept as it
+// is: it comes from the config, not from the trace.
+func Normalize(msg string) string {
+	var kept []string
+	msg = strings.ReplaceAll(msg, "\x00", "")
+	if strings.ContainsAny(msg, "/`") {
+		msg = patternRe.ReplaceAllStringFunc(msg, func(m string) string {
+			i := strings.IndexAny(m, "/`")
+			kept = append(kept, m[i:])
+			return m[:i] + "\x00"
+		})
+	}
+	s := replaceContent(msg)
+	if strings.ContainsAny(s, "0123456789") { // every placeholder below stands for digits
+		if strings.Count(s, "-") >= 4 {
+			s = uuidRe.ReplaceAllString(s, PlaceholderID)
+		}
+		s = replaceHex(s)
+		if strings.Contains(s, ":") {
+			s = timeRe.ReplaceAllString(s, PlaceholderTime)
+		}
+		s = durationRe.ReplaceAllString(s, PlaceholderDuration)
+		s = replaceNumbers(s)
+	}
+	for _, k := range kept {
+		s = strings.Replace(s, "\x00", k, 1)
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// replaceNumbers puts <n> in place of every number not glued to an ASCII letter (gpt-4o and
+// agent2 keep their digits), and of the count in a word "x3" (a count as "planner x3").
+func replaceNumbers(s string) string {
+	locs := numberRe.FindAllStringIndex(s, -1)
+	if len(locs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, l := range locs {
+		start := l[0]
+		count := start > 0 && s[start-1] == 'x' && (start == 1 || s[start-2] == ' ')
+		glued := start > 0 && isLetter(s[start-1]) || l[1] < len(s) && isLetter(s[l[1]])
+		if glued && !count {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(PlaceholderNumber)
+		last = l[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// replaceContent puts <text> in place of every double-quoted string and <json> in place of
+// every JSON object or array (one that opens with {" or [ followed by {, [ or "), scanning
+// strings with their escapes; an unclosed one runs to a cut or the end.
+func replaceContent(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"':
+			b.WriteString(PlaceholderText)
+			i = skipString(s, i)
+		case (c == '{' || c == '[') && jsonStart(s[i:]):
+			b.WriteString(PlaceholderJSON)
+			i = skipJSON(s, i)
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+func jsonStart(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	if s[0] == '{' {
+		return s[1] == '"' || s[1] == '}'
+	}
+	return s[1] == '{' || s[1] == '[' || s[1] == '"' || s[1] == ']'
+}
+
+// skipString returns the index after the string that opens at s[i].
+func skipString(s string, i int) int {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(s)
+}
+
+// skipJSON returns the index after the object or array that opens at s[i]; one left open
+// by a cut ("…", as the messages shorten long values) ends at the cut.
+func skipJSON(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			j = skipString(s, j) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	if k := strings.Index(s[i:], "…"); k >= 0 {
+		return i + k + len("…")
+	}
+	return len(s)
+}
+
+// replaceHex puts <id> in place of every word of 8 or more hex digits that holds a digit (a
+// span or trace id, a hash), so an English word such as "deadbeef" or "accepted" stays.
+func replaceHex(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if !isHex(s[i]) || i > 0 && isWord(s[i-1]) {
+			i++
+			continue
+		}
+		j, digit := i, false
+		for j < len(s) && isHex(s[j]) {
+			digit = digit || s[j] >= '0' && s[j] <= '9'
+			j++
+		}
+		if j-i >= 8 && digit && (j == len(s) || !isWord(s[j])) {
+			b.WriteString(s[last:i])
+			b.WriteString(PlaceholderID)
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// isWord is \w of a regular expression: a letter, a digit or an underscore.
+func isWord(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' || c == '_' }

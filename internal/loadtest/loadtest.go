@@ -1,0 +1,344 @@
+// Package loadtest drives the built collector under sustained OTLP/HTTP load of real agent
+// traces (internal/workload), on loopback only and bounded in time. One invocation runs the
+// same binary as three pipelines side by side: bare otlp -> nop (the ceiling), otlp ->
+// tail_sampling -> nop (what users would run otherwise, with decision_wait equal to our
+// quiet_period) and otlp -> handoff -> assertion (10 rules) + nop (the full pipeline), each
+// at a fixed offered rate and at saturation. For each run it measures spans/s accepted,
+// collector CPU-seconds per million spans, peak RSS and whether every accepted span came
+// out; in process it measures the heap a buffered span holds against its OTLP size. cmd/loadtest
+// prints the table; the e2e suite runs it for a second per pipeline.
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/procstat"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
+)
+
+// Captures are the real-client captures (testdata/traces) the workload is made of.
+var Captures = []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"}
+
+// HoldTime is tail_sampling's decision_wait and our quiet_period: the same hold time, so
+// the memory figures compare like with like.
+const HoldTime = time.Second
+
+// Options is one load-test invocation.
+type Options struct {
+	// Binary is the collector binary.
+	Binary string
+	// Duration is the load duration of each run.
+	Duration time.Duration
+	// Rate is the fixed offered load in spans/s of the fixed-rate runs; 0 = no fixed-rate runs.
+	Rate int
+	// Saturation adds the runs offered as fast as the collector accepts.
+	Saturation bool
+	// Senders is the number of concurrent OTLP/HTTP senders; Batch the traces per request.
+	Senders, Batch int
+	// TracesDir is the folder of the captures; Templates the number of trace templates.
+	TracesDir string
+	Templates int
+	// Progress, if set, gets one line as each run starts.
+	Progress io.Writer
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if o.Binary == "" {
+		errs = append(errs, errors.New("binary: empty"))
+	}
+	if o.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("duration (%s) must be > 0", o.Duration))
+	}
+	if o.Rate < 0 {
+		errs = append(errs, fmt.Errorf("rate (%d) must be >= 0", o.Rate))
+	}
+	if o.Rate == 0 && !o.Saturation {
+		errs = append(errs, errors.New("rate: 0 and saturation off leave nothing to run"))
+	}
+	if o.Senders < 1 {
+		errs = append(errs, fmt.Errorf("senders (%d) must be >= 1", o.Senders))
+	}
+	if o.Batch < 1 {
+		errs = append(errs, fmt.Errorf("batch (%d) must be >= 1", o.Batch))
+	}
+	if o.Templates < 1 {
+		errs = append(errs, fmt.Errorf("templates (%d) must be >= 1", o.Templates))
+	}
+	return errors.Join(errs...)
+}
+
+// Run is one measured pipeline at one offered load.
+type Run struct {
+	Pipeline string
+	// Rate is the offered spans/s; 0 = saturation.
+	Rate int
+	// Accepted spans (HTTP 200) and Out spans (the pipeline's own count of what left it).
+	Accepted, Out int64
+	// Seconds of load; CPU is the collector's user+system CPU-seconds from ready to drained.
+	Seconds, CPU float64
+	// PeakRSS is the collector's VmHWM in bytes; PeakHeap the most heap it reported
+	// (otelcol_process_runtime_heap_alloc_bytes, garbage not yet collected included);
+	// PeakBuffered the most spans the handoff processor held at once (0 for the other
+	// pipelines). PeakHeap and PeakBuffered are sampled every 250 ms.
+	PeakRSS, PeakHeap, PeakBuffered int64
+}
+
+// SpansPerSec is the accepted throughput.
+func (r Run) SpansPerSec() float64 { return float64(r.Accepted) / r.Seconds }
+
+// CPUPerMillion is the collector's CPU-seconds per million accepted spans.
+func (r Run) CPUPerMillion() float64 { return r.CPU / (float64(r.Accepted) / 1e6) }
+
+// Lossless says every accepted span came out of the pipeline.
+func (r Run) Lossless() bool { return r.Accepted > 0 && r.Out == r.Accepted }
+
+// Report is a whole invocation.
+type Report struct {
+	Options            Options
+	Traces, Spans      int
+	Runs               []Run
+	RetainedPerSpan    float64
+	ProtoBytesPerSpan  float64
+	RetainedSpansTotal int
+}
+
+// Execute runs every pipeline at the fixed rate (if any), then every pipeline at
+// saturation (if asked), then measures retained memory in process.
+func Execute(ctx context.Context, o Options) (*Report, error) {
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("loadtest: %w", err)
+	}
+	var paths []string
+	for _, name := range Captures {
+		paths = append(paths, filepath.Join(o.TracesDir, name+".json"))
+	}
+	w, err := workload.Load(paths, o.Templates)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Options: o, Traces: len(w.Templates), Spans: w.Spans}
+	var rates []int
+	if o.Rate > 0 {
+		rates = append(rates, o.Rate)
+	}
+	if o.Saturation {
+		rates = append(rates, 0)
+	}
+	for _, rate := range rates {
+		for _, p := range Pipelines {
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "loadtest: %s, %s, %s\n", p.Name, offered(rate), o.Duration)
+			}
+			r, err := runOne(ctx, o, p, w, rate)
+			if err != nil {
+				return nil, fmt.Errorf("%s at %s: %w", p.Name, offered(rate), err)
+			}
+			rep.Runs = append(rep.Runs, r)
+		}
+	}
+	rep.RetainedPerSpan, rep.ProtoBytesPerSpan, err = Retained(w)
+	if err != nil {
+		return nil, err
+	}
+	rep.RetainedSpansTotal = w.Spans
+	return rep, nil
+}
+
+func offered(rate int) string {
+	if rate == 0 {
+		return "saturation"
+	}
+	return fmt.Sprintf("%d spans/s", rate)
+}
+
+func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, rate int) (Run, error) {
+	r := Run{Pipeline: p.Name, Rate: rate}
+	ports, err := freeport.Ports(3)
+	if err != nil {
+		return r, err
+	}
+	otlpPort, healthPort, metricsPort := ports[0], ports[1], ports[2]
+	dir, err := os.MkdirTemp("", "loadtest")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(p.Config, otlpPort, healthPort, metricsPort)), 0o600); err != nil {
+		return r, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Duration+2*time.Minute)
+	defer cancel()
+	args := []string{"--config", cfg}
+	if p.FeatureGates != "" {
+		args = append(args, "--feature-gates", p.FeatureGates)
+	}
+	cmd := exec.CommandContext(ctx, o.Binary, args...)
+	logPath := filepath.Join(dir, "collector.log")
+	logs, err := os.Create(logPath)
+	if err != nil {
+		return r, err
+	}
+	defer logs.Close()
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		return r, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/", healthPort), 30*time.Second); err != nil {
+		out, _ := os.ReadFile(logPath)
+		return r, fmt.Errorf("%w\n%s", err, out)
+	}
+	pid := cmd.Process.Pid
+	cpu0, err := procstat.CPUSeconds(pid)
+	if err != nil {
+		return r, err
+	}
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+
+	// Watch the buffered spans while the load runs and drains.
+	stop := make(chan struct{})
+	var peakBuffered, peakHeap atomic.Int64
+	var watcher sync.WaitGroup
+	watcher.Add(1)
+	go func() {
+		defer watcher.Done()
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if m, err := scrape(metricsURL); err == nil {
+				peakBuffered.Store(max(peakBuffered.Load(), int64(m.sum("otelcol_processor_handoff_spans_in_memory", nil))))
+				peakHeap.Store(max(peakHeap.Load(), int64(m.sum("otelcol_process_runtime_heap_alloc_bytes", nil))))
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		watcher.Wait()
+	}()
+
+	began := time.Now()
+	r.Accepted = send(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", otlpPort), w, began.Add(o.Duration), o.Senders, o.Batch, rate)
+	r.Seconds = time.Since(began).Seconds()
+
+	// Drain: every accepted span has left the pipeline (timed releases included).
+	drainBy := time.Now().Add(60 * time.Second)
+	for {
+		m, err := scrape(metricsURL)
+		r.Out = int64(m.sum(p.OutMetric, p.OutLabels))
+		if err == nil && r.Out >= r.Accepted {
+			break
+		}
+		if time.Now().After(drainBy) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cpu1, err := procstat.CPUSeconds(pid)
+	if err != nil {
+		return r, err
+	}
+	r.CPU = cpu1 - cpu0
+	close(stop)
+	watcher.Wait()
+	r.PeakBuffered, r.PeakHeap = peakBuffered.Load(), peakHeap.Load()
+	if r.PeakRSS, err = procstat.PeakRSSBytes(pid); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// send offers the workload's traces from senders goroutines until deadline, each sender
+// paced to its share of rate (0 = as fast as accepted), and returns the spans accepted
+// (HTTP 200). Every trace goes whole in one request, with a fresh trace id.
+func send(ctx context.Context, url string, w *workload.Workload, deadline time.Time, senders, batch, rate int) int64 {
+	var accepted, next atomic.Int64
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 30 * time.Second}
+	for s := range senders {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, seed+1))
+			began, sent := time.Now(), 0
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				if rate > 0 {
+					due := began.Add(time.Duration(float64(sent) / float64(rate) * float64(senders) * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						time.Sleep(d)
+					}
+				}
+				td := ptrace.NewTraces()
+				for range batch {
+					i := int(next.Add(1))
+					w.Trace(i, rng, 1)[0].ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+				}
+				body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+				if err != nil {
+					continue
+				}
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+				if err != nil {
+					continue
+				}
+				req.Header.Set("Content-Type", "application/x-protobuf")
+				resp, err := client.Do(req)
+				sent += td.SpanCount()
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					accepted.Add(int64(td.SpanCount()))
+				}
+			}
+		}(uint64(s) + 1)
+	}
+	wg.Wait()
+	return accepted.Load()
+}
+
+func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return errors.New("collector not ready: " + url)
+}
