@@ -17,14 +17,15 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // assembledCases: deterministic steps, and a judged one, on the real Strands capture.
 func assembledCases() []rules.CaseConfig {
 	return []rules.CaseConfig{{Name: "weather", Steps: []rules.StepConfig{
-		{Kind: &rules.TopologyStep{}},
-		{Kind: &rules.DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
-		{Kind: &rules.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
+		{Kind: &steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
 	}}}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // Verdict logging levels.
@@ -184,7 +185,7 @@ func (c *Config) validateFiles() []error {
 			where = fmt.Sprintf("cases[%d] (%s)", i, cs.Name)
 		}
 		for j, st := range cs.Steps {
-			topo, ok := st.Kind.(*rules.TopologyStep)
+			topo, ok := st.Kind.(*steps.TopologyStep)
 			if !ok || topo.SpansFile() == "" {
 				continue
 			}

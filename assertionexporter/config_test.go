@@ -17,6 +17,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func intp(v int) *int             { return &v }
@@ -48,9 +49,9 @@ func TestLoadConfig(t *testing.T) {
 					Name: "weather_delegation",
 					When: `root_agent == "triage" && service_name.startsWith("realclient")`,
 					Steps: []rules.StepConfig{
-						{Kind: &rules.TopologyStep{Source: rules.SourceLive, MaxDepth: intp(3)}},
-						{Kind: &rules.DelegationStep{AgentName: "weather_specialist", MinInvocations: intp(1), FromAgent: "triage"}},
-						{Kind: &rules.BudgetStep{AgentName: "weather_specialist", MaxTokens: int64p(8000), MaxDurationMs: float64p(15000), MaxToolCalls: intp(6)}},
+						{Kind: &steps.TopologyStep{Source: rules.SourceLive, MaxDepth: intp(3)}},
+						{Kind: &steps.DelegationStep{AgentName: "weather_specialist", MinInvocations: intp(1), FromAgent: "triage"}},
+						{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxTokens: int64p(8000), MaxDurationMs: float64p(15000), MaxToolCalls: intp(6)}},
 					},
 				}},
 			},
@@ -76,9 +77,9 @@ func TestLoadConfig(t *testing.T) {
 		MinSamples: 5, Window: gate.WindowConfig{Size: 200, Duration: time.Hour},
 	}
 	judged.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Kind: &rules.TopologyStep{}},
-		{Kind: &rules.RubricsStep{FromAgent: "planner", Rubrics: []string{"ScopeFidelity", "RecoveryOnError"}, IgnoredTools: []string{"log_progress"}, TransientErrors: []string{"(?i)quota"}}},
-		{Kind: &rules.ContextStep{FromAgent: "planner", ToAgent: "researcher", JudgeRubricID: "refund_payload"}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.RubricsStep{FromAgent: "planner", Rubrics: []string{"ScopeFidelity", "RecoveryOnError"}, IgnoredTools: []string{"log_progress"}, TransientErrors: []string{"(?i)quota"}}},
+		{Kind: &steps.ContextStep{FromAgent: "planner", ToAgent: "researcher", JudgeRubricID: "refund_payload"}},
 	}}}
 	tests = append(tests, struct {
 		id       component.ID

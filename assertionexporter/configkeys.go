@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 )
 
 var _ confmap.Unmarshaler = (*Config)(nil)
@@ -74,9 +75,9 @@ type keyChecker struct {
 
 var (
 	durationType  = reflect.TypeFor[time.Duration]()
-	toolCallType  = reflect.TypeFor[rules.ToolCallSpec]()
-	childrenType  = reflect.TypeFor[rules.ChildAgents]()
-	childSpecType = reflect.TypeFor[rules.ChildAgentSpec]()
+	toolCallType  = reflect.TypeFor[expect.ToolCallSpec]()
+	childrenType  = reflect.TypeFor[expect.ChildAgents]()
+	childSpecType = reflect.TypeFor[expect.ChildAgentSpec]()
 	stepType      = reflect.TypeFor[rules.StepConfig]()
 )
 

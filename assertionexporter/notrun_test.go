@@ -8,6 +8,8 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // TestMisspelledAgentIsVisible: every rule that names an agent that did not run (here
@@ -21,15 +23,15 @@ func TestMisspelledAgentIsVisible(t *testing.T) {
 	h := newHarness(t, &Config{LogVerdicts: LogNone, Cases: []rules.CaseConfig{{
 		Name: "typo",
 		Steps: []rules.StepConfig{
-			{Kind: &rules.TopologyStep{}},
-			{Name: "delegates", Kind: &rules.DelegationStep{AgentName: typo, FromAgent: "triage"}},
-			{Name: "never_delegates", Kind: &rules.DelegationStep{AgentName: typo, MinInvocations: &zero, MaxInvocations: &zero}},
-			{Name: "budget", Kind: &rules.BudgetStep{AgentName: typo, MaxTokens: &tokens}},
-			{Name: "context", Kind: &rules.ContextStep{FromAgent: "triage", ToAgent: typo, ForbiddenPatterns: []string{`\d{16}`}}},
-			{Name: "rubrics", Kind: &rules.RubricsStep{ToAgent: typo, Rubrics: []string{rubric.Scope}, DeterministicOnly: true}},
+			{Kind: &steps.TopologyStep{}},
+			{Name: "delegates", Kind: &steps.DelegationStep{AgentName: typo, FromAgent: "triage"}},
+			{Name: "never_delegates", Kind: &steps.DelegationStep{AgentName: typo, MinInvocations: &zero, MaxInvocations: &zero}},
+			{Name: "budget", Kind: &steps.BudgetStep{AgentName: typo, MaxTokens: &tokens}},
+			{Name: "context", Kind: &steps.ContextStep{FromAgent: "triage", ToAgent: typo, ForbiddenPatterns: []string{`\d{16}`}}},
+			{Name: "rubrics", Kind: &steps.RubricsStep{ToAgent: typo, Rubrics: []string{rubric.Scope}, DeterministicOnly: true}},
 		},
-		TestFields: rules.TestFields{AgentExpectations: rules.AgentExpectations{
-			ExpectedChildAgents: rules.NewChildAgents(map[string]*rules.ChildAgentSpec{typo: {ExpectedTriggered: &one}}),
+		TestFields: rules.TestFields{AgentExpectations: expect.AgentExpectations{
+			ExpectedChildAgents: expect.NewChildAgents(map[string]*expect.ChildAgentSpec{typo: {ExpectedTriggered: &one}}),
 		}},
 	}}})
 	ctx := context.Background()

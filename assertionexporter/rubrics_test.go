@@ -20,12 +20,13 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func rubricCases() []rules.CaseConfig {
 	return []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Kind: &rules.TopologyStep{}},
-		{Kind: &rules.RubricsStep{FromAgent: "triage"}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.RubricsStep{FromAgent: "triage"}},
 	}}}
 }
 
@@ -45,7 +46,7 @@ func gauge(axis, pair string, v float64) metricdata.DataPoint[float64] {
 // (deterministicOnly: true), as a config without a judge must say.
 func deterministicRubricCases() []rules.CaseConfig {
 	cases := rubricCases()
-	cases[0].Steps[1].Kind.(*rules.RubricsStep).DeterministicOnly = true
+	cases[0].Steps[1].Kind.(*steps.RubricsStep).DeterministicOnly = true
 	return cases
 }
 
@@ -206,7 +207,7 @@ func TestJudgeDoesNotBlockForever(t *testing.T) {
 func TestDeterministicOnlyNeverAsksTheJudge(t *testing.T) {
 	srv := judgetest.New(t, judgetest.Always(judgetest.Fail))
 	cases := deterministicRubricCases()
-	cases[0].Steps = append(cases[0].Steps, rules.StepConfig{Kind: &rules.ContextStep{FromAgent: "triage", ToAgent: "weather_specialist", RubricType: rubric.Groundedness, ForbiddenPatterns: []string{`\b(?:\d[ -]?){13,16}\b`}, DeterministicOnly: true}})
+	cases[0].Steps = append(cases[0].Steps, rules.StepConfig{Kind: &steps.ContextStep{FromAgent: "triage", ToAgent: "weather_specialist", RubricType: rubric.Groundedness, ForbiddenPatterns: []string{`\b(?:\d[ -]?){13,16}\b`}, DeterministicOnly: true}})
 	cfg := &Config{LogVerdicts: LogNone, Cases: cases, Judge: judge.DefaultConfig()}
 	cfg.Judge.Endpoint, cfg.Judge.Model = srv.URL, "fake-judge"
 	h := newHarness(t, cfg)

@@ -25,6 +25,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // pipeline is the collector's handoff processor feeding its assertion exporter, built from
@@ -164,7 +165,7 @@ func loadComponents(ctx context.Context, o options) (*components, error) {
 		base := filepath.Dir(o.config)
 		for i := range ecfg.Cases {
 			for j := range ecfg.Cases[i].Steps {
-				st, ok := ecfg.Cases[i].Steps[j].Kind.(*rules.TopologyStep)
+				st, ok := ecfg.Cases[i].Steps[j].Kind.(*steps.TopologyStep)
 				if ok && st.SpansFile() != "" && !filepath.IsAbs(st.OtelSpansFile) {
 					st.OtelSpansFile = filepath.Join(base, st.OtelSpansFile)
 				}

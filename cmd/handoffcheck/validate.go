@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
@@ -72,16 +73,16 @@ func caseRefs(where string, c rules.CaseConfig) []nameRef {
 }
 
 // expectationRefs lists the names of test-case fields (those of child agents included).
-func expectationRefs(where string, a rules.AgentExpectations) []nameRef {
+func expectationRefs(where string, a expect.AgentExpectations) []nameRef {
 	var out []nameRef
 	for i, t := range a.ExpectedToolCalls {
-		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, rules.FieldExpectedToolCalls, i), kindTool, t.Tool})
+		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, expect.FieldExpectedToolCalls, i), kindTool, t.Tool})
 	}
 	for i, t := range a.ExpectedToolCallOrder {
-		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, rules.FieldExpectedToolCallOrder, i), kindTool, t})
+		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, expect.FieldExpectedToolCallOrder, i), kindTool, t})
 	}
 	for i, t := range a.ExpectedNoToolCalls {
-		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, rules.FieldExpectedNoToolCalls, i), kindTool, t})
+		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, expect.FieldExpectedNoToolCalls, i), kindTool, t})
 	}
 	specs := a.ExpectedChildAgents.Specs()
 	names := make([]string, 0, len(specs))
@@ -90,7 +91,7 @@ func expectationRefs(where string, a rules.AgentExpectations) []nameRef {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		at := fmt.Sprintf("%s.%s.%s", where, rules.FieldExpectedChildAgents, name)
+		at := fmt.Sprintf("%s.%s.%s", where, expect.FieldExpectedChildAgents, name)
 		out = append(out, nameRef{at, kindAgent, name})
 		if spec := specs[name]; spec != nil {
 			out = append(out, expectationRefs(at, spec.AgentExpectations)...)

@@ -16,6 +16,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
@@ -26,8 +27,8 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	srv := judgetest.New(t, judgetest.Always(judgetest.Pass))
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Assertions.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Kind: &rules.TopologyStep{}},
-		{Kind: &rules.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
 	}}}
 	cfg.Assertions.Judge.Endpoint, cfg.Assertions.Judge.Model = srv.URL, "fake-judge"
 	cfg.Assertions.Judge.Retries = 0

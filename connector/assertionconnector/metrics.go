@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // Metric names, units and bucket boundaries the connector emits (README.md, "Metrics").
@@ -254,7 +255,7 @@ func (a *aggregator) addResultsLocked(results []rules.Result, g *agentgraph.Grap
 // its agent (over the run's subtree, as the step checks it).
 func (a *aggregator) budgetUse(r rules.Result, g *agentgraph.Graph) {
 	cfg, _ := a.cfg.Step(r.Case, r.Step)
-	step, ok := cfg.Kind.(*rules.BudgetStep)
+	step, ok := cfg.Kind.(*steps.BudgetStep)
 	if !ok {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // TestJudgedFailureCluster: a rubric the judge fails takes its rubric's cluster, and signs
@@ -23,7 +24,7 @@ func TestJudgedFailureCluster(t *testing.T) {
 			}
 			return judgetest.Verdict(0.9, true, "fine")
 		})
-		r := rubricResults(t, goodFlights(byte(0x41+i)).t.Graph(), RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}, Options{Judge: c})
+		r := rubricResults(t, goodFlights(byte(0x41+i)).t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}, Options{Judge: c})
 		got = append(got, r["planner->researcher/DispatchCorrectness"])
 		require.Equal(t, Pass, r["planner->researcher/ScopeFidelity"].Outcome)
 		require.Empty(t, r["planner->researcher/ScopeFidelity"].Cluster, "only a failure has a cluster")

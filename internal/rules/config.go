@@ -5,27 +5,10 @@ package rules
 import (
 	"errors"
 	"fmt"
-)
 
-// Step actions (seed 000).
-const (
-	ActionTopology   = "ASSERT_AGENT_TOPOLOGY"
-	ActionDelegation = "EXPECT_DELEGATION_TO"
-	ActionBudget     = "EXPECT_AGENT_BUDGET"
-	ActionContext    = "EXPECT_HANDOFF_CONTEXT"
-	// ActionRubrics grades every matching handoff on the seed-004 rubrics (step_rubrics.go).
-	ActionRubrics = "EXPECT_HANDOFF_RUBRICS"
-	// ActionAgentTools limits the tools an agent may call (step_agent_tools.go).
-	ActionAgentTools = "EXPECT_AGENT_TOOLS"
-	// ActionTrajectory matches an agent's tool calls or handoffs against a reference
-	// (step_trajectory.go).
-	ActionTrajectory = "EXPECT_TRAJECTORY"
-)
-
-// Topology sources.
-const (
-	SourceLive = "LIVE"
-	SourceFile = "FILE"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // CaseConfig is one assertion case: which traces it applies to, its seed-000 steps and its
@@ -47,7 +30,7 @@ type CaseConfig struct {
 // validateCases checks the cases (with the defaults applied) without compiling their CEL
 // (Compile does both).
 func validateCases(cases []CaseConfig, defaults TestFields, named map[string]string) error {
-	errs := validateTestFields("defaults", defaults)
+	errs := expect.ValidateTestFields("defaults", defaults)
 	names := map[string]bool{}
 	for i, c := range cases {
 		where := fmt.Sprintf("cases[%d]", i)
@@ -59,15 +42,15 @@ func validateCases(cases []CaseConfig, defaults TestFields, named map[string]str
 			where = fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		}
 		names[c.Name] = true
-		fields, _ := c.TestFields.withDefaults(defaults)
-		if len(c.Steps) == 0 && fields.empty() {
+		fields, _ := c.TestFields.WithDefaults(defaults)
+		if len(c.Steps) == 0 && fields.Empty() {
 			errs = append(errs, fmt.Errorf("%s.steps: at least one step or test-case assertion is required "+
 				"(steps, expected_result, expected_tool_calls, expected_tool_call_order, expected_no_tool_calls, expected_child_agents)", where))
 		}
 		// Only the case's own fields: inherited ones were checked once, at defaults.
-		errs = append(errs, validateTestFields(where, c.TestFields)...)
+		errs = append(errs, expect.ValidateTestFields(where, c.TestFields)...)
 		stepIDs := map[string]bool{}
-		for _, id := range fields.stepIDs("") {
+		for _, id := range fields.StepIDs("") {
 			stepIDs[id] = true
 		}
 		errs = append(errs, validateSteps(where, c.Steps, stepIDs, named)...)
@@ -77,17 +60,17 @@ func validateCases(cases []CaseConfig, defaults TestFields, named map[string]str
 
 // validateSteps checks a case's steps: each one's keys, unique ids, and one topology
 // source per case.
-func validateSteps(where string, steps []StepConfig, stepIDs map[string]bool, named map[string]string) []error {
+func validateSteps(where string, list []StepConfig, stepIDs map[string]bool, named map[string]string) []error {
 	var errs []error
 	sawTopology := false
 	sources := map[string]bool{}
 	files := map[string]bool{}
-	for _, s := range steps {
-		if t, ok := s.Kind.(*TopologyStep); ok && t.SpansFile() != "" {
+	for _, s := range list {
+		if t, ok := s.Kind.(*steps.TopologyStep); ok && t.SpansFile() != "" {
 			files[t.SpansFile()] = true
 		}
 	}
-	for j, s := range steps {
+	for j, s := range list {
 		at := fmt.Sprintf("%s.steps[%d]", where, j)
 		if id := s.ID(j); stepIDs[id] {
 			errs = append(errs, fmt.Errorf("%s.name: duplicate step name %q", at, id))
@@ -95,7 +78,7 @@ func validateSteps(where string, steps []StepConfig, stepIDs map[string]bool, na
 			stepIDs[id] = true
 		}
 		errs = append(errs, s.validate(at, sawTopology, named)...)
-		t, ok := s.Kind.(*TopologyStep)
+		t, ok := s.Kind.(*steps.TopologyStep)
 		if !ok {
 			continue
 		}
@@ -117,15 +100,12 @@ func validateSteps(where string, steps []StepConfig, stepIDs map[string]bool, na
 // SpansFile is the file a case's topology reads (source FILE), or "" for a live case.
 func (c CaseConfig) SpansFile() string {
 	for _, s := range c.Steps {
-		if t, ok := s.Kind.(*TopologyStep); ok && t.SpansFile() != "" {
+		if t, ok := s.Kind.(*steps.TopologyStep); ok && t.SpansFile() != "" {
 			return t.SpansFile()
 		}
 	}
 	return ""
 }
-
-// judgeFix is how to resolve a judge-graded step without a judge.
-const judgeFix = "configure judge (judge.endpoint and judge.model), or keep only the deterministic checks with deterministicOnly: true on the step"
 
 // CheckJudged reports, for a config without a judge, every step the judge would grade:
 // EXPECT_HANDOFF_CONTEXT with a rubric (rubricType, inlineRubric, judgeRubricId) and
@@ -140,21 +120,14 @@ func CheckJudged(cases []CaseConfig) error {
 			where = fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		}
 		for j, s := range c.Steps {
-			jp, ok := s.Kind.(judgeGraded)
+			jp, ok := s.Kind.(check.JudgeGraded)
 			if !ok {
 				continue
 			}
-			if field, problem, needs := jp.judgeProblem(s.ID(j)); needs {
+			if field, problem, needs := jp.JudgeProblem(s.ID(j)); needs {
 				errs = append(errs, fmt.Errorf("%s.steps[%d].%s: %s", where, j, field, problem))
 			}
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// judgeGraded is implemented by the kinds a judge grades.
-type judgeGraded interface {
-	// judgeProblem is, without a judge, the key to name and the problem after the step's
-	// path (needs false: the step does not need the judge).
-	judgeProblem(id string) (field, problem string, needs bool)
 }

@@ -11,13 +11,15 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // TestEvaluateDeferred: the deterministic results come at once and no judge call is made;
 // Run then returns every result in config order, the same as evaluateContext.
 func TestEvaluateDeferred(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{AllowCycles: true}}, {Kind: &RubricsStep{}}}}}
+	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{AllowCycles: true}}, {Kind: &steps.RubricsStep{}}}}}
 	ev, err := Compile(cases, Options{Judge: c})
 	require.NoError(t, err)
 	g := goodFlights(0x42).t.Graph()
@@ -39,7 +41,7 @@ func TestEvaluateDeferred(t *testing.T) {
 // deterministic ones are untouched.
 func TestGradingFail(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{AllowCycles: true}}, {Kind: &RubricsStep{}}}}}
+	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{AllowCycles: true}}, {Kind: &steps.RubricsStep{}}}}}
 	ev, err := Compile(cases, Options{Judge: c})
 	require.NoError(t, err)
 	e := ev.EvaluateDeferred(context.Background(), goodFlights(0x43).t.Graph(), true)
@@ -69,7 +71,7 @@ func TestEvalTimeoutSeedExpression(t *testing.T) {
 	}
 	l := "[" + strings.Join(list, ",") + "]"
 	slow := fmt.Sprintf(`%s.all(a, %s.all(b, %s.all(c, a + b + c >= 0))) && status == "completed"`, l, l, l)
-	cases := []CaseConfig{{Name: "c", TestFields: TestFields{AgentExpectations: AgentExpectations{ExpectedResult: ExpectedResult(slow)}}}}
+	cases := []CaseConfig{{Name: "c", TestFields: TestFields{AgentExpectations: expect.AgentExpectations{ExpectedResult: expect.ExpectedResult(slow)}}}}
 	ev, err := Compile(cases, Options{CostLimit: MaxCostLimit, EvalTimeout: 5 * time.Millisecond})
 	require.NoError(t, err)
 	e := ev.EvaluateDeferred(context.Background(), goodFlights(0x45).t.Graph(), true)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,7 +27,7 @@ func TestGatedResults(t *testing.T) {
 		Pairs: []gate.PairConfig{{From: "planner", Thresholds: map[string]float64{rubric.Scope: 0.9}}},
 	})
 	require.NoError(t, err)
-	got := rubricResults(t, goodFlights(0x48).t.Graph(), RubricsStep{Rubrics: []string{rubric.Scope, rubric.Integration}}, Options{Gates: gs})
+	got := rubricResults(t, goodFlights(0x48).t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Scope, rubric.Integration}}, Options{Gates: gs})
 	require.True(t, got["planner->researcher/ScopeFidelity"].Gated)
 	require.False(t, got["planner->researcher/ResultIntegration"].Gated)
 }

@@ -4,17 +4,18 @@ import (
 	"testing"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 	"github.com/stretchr/testify/require"
 )
 
 // TestCheckJudged: without a judge, every judge-graded step is named with the fix; the
 // deterministicOnly form of each passes, and steps the judge never grades are not named.
 func TestCheckJudged(t *testing.T) {
-	topology := StepConfig{Kind: &TopologyStep{}}
-	contextStep := &ContextStep{FromAgent: "a", ToAgent: "b", InlineRubric: "carries the order id"}
+	topology := StepConfig{Kind: &steps.TopologyStep{}}
+	contextStep := &steps.ContextStep{FromAgent: "a", ToAgent: "b", InlineRubric: "carries the order id"}
 	context := StepConfig{Kind: contextStep}
-	rubrics := StepConfig{Kind: &RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}}
-	onlyDispatch := StepConfig{Kind: &RubricsStep{Rubrics: []string{rubric.Dispatch}}}
+	rubrics := StepConfig{Kind: &steps.RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}}
+	onlyDispatch := StepConfig{Kind: &steps.RubricsStep{Rubrics: []string{rubric.Dispatch}}}
 	err := CheckJudged([]CaseConfig{{Name: "c", Steps: []StepConfig{topology, context, rubrics, onlyDispatch}}})
 	require.EqualError(t, err, "cases[0] (c).steps[1].inlineRubric: EXPECT_HANDOFF_CONTEXT#2 is graded by the judge (inlineRubric), "+
 		"but no judge is configured: configure judge (judge.endpoint and judge.model), or replace the rubric with deterministic checks "+
@@ -27,9 +28,8 @@ func TestCheckJudged(t *testing.T) {
 
 	contextStep.ForbiddenPatterns, contextStep.DeterministicOnly = []string{`\d{16}`}, true
 	require.NoError(t, CheckJudged([]CaseConfig{{Name: "c", Steps: []StepConfig{
-		topology, context, {Kind: &RubricsStep{DeterministicOnly: true}},
-		{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"A-1"}}},
-		{Kind: &DelegationStep{AgentName: "b"}},
+		topology, context, {Kind: &steps.RubricsStep{DeterministicOnly: true}},
+		{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"A-1"}}},
+		{Kind: &steps.DelegationStep{AgentName: "b"}},
 	}}}))
-	require.Equal(t, []string{rubric.Scope, rubric.Integration, rubric.Recovery}, (&RubricsStep{DeterministicOnly: true}).axes())
 }

@@ -2,20 +2,9 @@ package rules
 
 import (
 	"context"
-	"errors"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 )
-
-// JudgeVerdict is what the judge answered for one result.
-type JudgeVerdict struct {
-	Model    string  `json:"model"`
-	Template string  `json:"template"`
-	Score    float64 `json:"score"`
-	Pass     bool    `json:"pass"`
-	Reason   string  `json:"reason"`
-	Samples  int     `json:"samples"`
-}
 
 // Grading is the judge work a trace's evaluation left for later: the trace's gradings and
 // the results they decide. Run or Fail it exactly once.
@@ -42,11 +31,11 @@ func (gr *Grading) Run(ctx context.Context) (all, graded []Result) {
 	if ctx.Err() != nil {
 		return gr.Fail(context.Cause(ctx))
 	}
-	gr.jr.Run(ctx, gr.ev.judge)
+	gr.jr.Run(ctx, gr.ev.Grader)
 	graded = make([]Result, 0, len(gr.pending))
 	for k, i := range gr.pending {
 		gr.all[i] = *gr.filled[k]
-		gr.all[i].stampCluster()
+		gr.all[i].StampCluster()
 		graded = append(graded, gr.all[i])
 	}
 	return gr.all, graded
@@ -72,30 +61,9 @@ func (gr *Grading) Fail(reason error) (all, graded []Result) {
 		r.Outcome, r.Score, r.Judge = Error, nil, nil
 		r.Actual = "not graded"
 		r.Message = reason.Error()
-		r.stampCluster()
+		r.StampCluster()
 		all[i] = r
 		graded = append(graded, r)
 	}
 	return all, graded
-}
-
-// judgeOutcome maps a grading error to an outcome: a spent budget skips the part, every
-// other error (timeout, 429 after the retries, off-schema answer) is an error.
-func judgeOutcome(err error) (Outcome, string) {
-	if errors.Is(err, judge.ErrQueueFull) || errors.Is(err, judge.ErrShutDown) {
-		return Error, err.Error()
-	}
-	if errors.Is(err, judge.ErrBudgetExhausted) {
-		return Skipped, "not graded: " + err.Error()
-	}
-	var je *judge.Error
-	if errors.As(err, &je) && je.Kind == judge.KindCanceled {
-		return Error, "judge error: no answer within the trace's time for judging (judge.trace_timeout) or the collector is stopping: " + err.Error()
-	}
-	return Error, "judge error: " + err.Error()
-}
-
-func (e *Evaluator) verdict(v judge.Verdict) *JudgeVerdict {
-	info := e.judge.Info()
-	return &JudgeVerdict{Model: info.Model, Template: info.Template, Score: v.Score, Pass: v.Pass, Reason: v.Reason, Samples: v.Samples}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func fakeJudge(t *testing.T, respond judgetest.Responder, tune ...func(*judge.Config)) (*judge.Client, *judgetest.Server) {
@@ -47,7 +48,7 @@ func rubricsOf(srv *judgetest.Server) []string {
 
 func TestRubricsJudged(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.ByContent(judgetest.Pass, judgetest.Route{Contains: "Rubric: DispatchCorrectness", Fixture: judgetest.Fail}))
-	got := rubricResults(t, goodFlights(0x41).t.Graph(), RubricsStep{}, Options{Judge: c})
+	got := rubricResults(t, goodFlights(0x41).t.Graph(), steps.RubricsStep{}, Options{Judge: c})
 
 	s := got["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Pass, s.Outcome)
@@ -86,7 +87,7 @@ func TestDeterministicFailureCapsAtZero(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
 	f := goodFlights(0x42)
 	f.t.Tool(f.research, "book_flight", `{"flight": "BA117"}`, 31, 32)
-	got := rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Scope}}, Options{Judge: c})
+	got := rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{Judge: c})
 	r := got["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, 0.0, score(r))
@@ -119,7 +120,7 @@ func TestJudgeErrors(t *testing.T) {
 				tune = append(tune, tt.tune)
 			}
 			c, _ := fakeJudge(t, judgetest.Always(tt.fixture), tune...)
-			got := rubricResults(t, goodFlights(0x43).t.Graph(), RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}, Options{Judge: c})
+			got := rubricResults(t, goodFlights(0x43).t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}, Options{Judge: c})
 			r := got["planner->researcher/ScopeFidelity"]
 			require.Equal(t, tt.outcome, r.Outcome, r.Message)
 			require.Contains(t, r.Message, tt.message)
@@ -133,7 +134,7 @@ func TestJudgeErrors(t *testing.T) {
 
 func TestNamedRubricReplacesBuiltin(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	_ = rubricResults(t, goodFlights(0x44).t.Graph(), RubricsStep{Rubrics: []string{rubric.Dispatch}},
+	_ = rubricResults(t, goodFlights(0x44).t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Dispatch}},
 		Options{Judge: c, Rubrics: map[string]string{rubric.Dispatch: "Penalise over-dispatch: the researcher is expensive."}})
 	require.Equal(t, 1, srv.Count())
 	require.Contains(t, srv.Requests()[0].User(), "Rubric: DispatchCorrectness\nPenalise over-dispatch: the researcher is expensive.\n")
@@ -144,9 +145,9 @@ func TestNamedRubricReplacesBuiltin(t *testing.T) {
 func TestHandoffContextJudged(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.ByContent(judgetest.Pass, judgetest.Route{Contains: "must not include", Fixture: judgetest.Fail}))
 	named := map[string]string{"refund_payload": "The payload carries the order id."}
-	eval := func(step ContextStep, g func() *flights) Result {
+	eval := func(step steps.ContextStep, g func() *flights) Result {
 		step.FromAgent, step.ToAgent = "planner", "researcher"
-		ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{}}, {Kind: &step}}}}, Options{Judge: c, Rubrics: named})
+		ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{}}, {Kind: &step}}}}, Options{Judge: c, Rubrics: named})
 		require.NoError(t, err)
 		rs := ev.Evaluate(g().t.Graph(), true)
 		require.Len(t, rs, 2)
@@ -154,7 +155,7 @@ func TestHandoffContextJudged(t *testing.T) {
 	}
 	good := func() *flights { return goodFlights(0x45) }
 
-	r := eval(ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "The payload includes the order id."}, good)
+	r := eval(steps.ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "The payload includes the order id."}, good)
 	require.Equal(t, Pass, r.Outcome, r.Message)
 	require.Equal(t, "judge: handoff planner -> researcher (span 0000000000004503): The receiver stayed within the dispatched scope and used only the offered tools. (score 0.92)", r.Message)
 	require.Equal(t, 0.92, score(r))
@@ -163,20 +164,20 @@ func TestHandoffContextJudged(t *testing.T) {
 	require.Contains(t, user, "<scope_prompt>\nfind flights LHR to JFK on 2026-05-01 for order A-1001\n</scope_prompt>")
 	require.Contains(t, user, "<dispatch_call>\n"+task+"\n</dispatch_call>")
 
-	r = eval(ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "It must not include card numbers.", RequiredPatterns: []string{"A-\\d+"}}, good)
+	r = eval(steps.ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "It must not include card numbers.", RequiredPatterns: []string{"A-\\d+"}}, good)
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, "deterministic checks passed; judge: handoff planner -> researcher (span 0000000000004503): The handoff dropped the customer's constraint on the date range. (score 0.20)", r.Message)
 
-	r = eval(ContextStep{JudgeRubricID: "refund_payload"}, good)
+	r = eval(steps.ContextStep{JudgeRubricID: "refund_payload"}, good)
 	require.Equal(t, Pass, r.Outcome)
 	require.Contains(t, srv.Requests()[srv.Count()-1].User(), "Rubric: refund_payload\nCriteria: The payload carries the order id.")
 
-	r = eval(ContextStep{RubricType: "ScopeFidelity"}, good)
+	r = eval(steps.ContextStep{RubricType: "ScopeFidelity"}, good)
 	require.Equal(t, Pass, r.Outcome)
 	require.Contains(t, srv.Requests()[srv.Count()-1].User(), "Rubric: ScopeFidelity\n"+rubric.Builtin[rubric.Scope])
 
 	before := srv.Count()
-	r = eval(ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "x"}, func() *flights {
+	r = eval(steps.ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "x"}, func() *flights {
 		f := goodFlights(0x46)
 		f.research.Attributes().Remove("input.value")
 		return f
@@ -196,7 +197,7 @@ func TestJudgedResultsKeepOrder(t *testing.T) {
 		}
 		return r
 	}, func(c *judge.Config) { c.Concurrency = 4 })
-	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{}}, {Kind: &RubricsStep{}}}}}, Options{Judge: c})
+	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{}}, {Kind: &steps.RubricsStep{}}}}}, Options{Judge: c})
 	require.NoError(t, err)
 	var steps []string
 	for _, r := range ev.Evaluate(goodFlights(0x47).t.Graph(), true) {

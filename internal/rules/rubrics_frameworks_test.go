@@ -14,7 +14,9 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // The deterministic rubric parts on real-framework traces (testdata/captures/SOURCES.md):
@@ -39,7 +41,7 @@ const noJudge = "; the judge part was not graded: no judge is configured"
 // two was the next AgentTool call, and they failed.
 func TestResultIntegrationADKFanOut(t *testing.T) {
 	got := rubricResults(t, captureGraph(t, "testdata/captures/adk-fanout-ok.json"),
-		RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Integration}}, Options{})
+		steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Integration}}, Options{})
 	require.Len(t, got, 3)
 	for _, to := range []string{"weather_specialist", "time_specialist", "currency_specialist"} {
 		r := got["triage->"+to+"/ResultIntegration"]
@@ -52,7 +54,7 @@ func TestResultIntegrationADKFanOut(t *testing.T) {
 	// The same fan-out, with triage's before-model callback dropping the currency result from
 	// the request: that handoff fails, the two others still pass.
 	got = rubricResults(t, captureGraph(t, "testdata/captures/adk-fanout-dropped.json"),
-		RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Integration}}, Options{})
+		steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Integration}}, Options{})
 	require.Len(t, got, 3)
 	r := got["triage->currency_specialist/ResultIntegration"]
 	require.Equal(t, Fail, r.Outcome)
@@ -121,12 +123,12 @@ func TestRecoveryStrandsHandBack(t *testing.T) {
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			got := rubricResults(t, captureGraph(t, "testdata/captures/"+tt.file+".json"),
-				RubricsStep{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{rubric.Recovery}}, Options{})
+				steps.RubricsStep{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{rubric.Recovery}}, Options{})
 			r := got["triage->weather_specialist/RecoveryOnError"]
 			require.Equal(t, tt.outcome, r.Outcome, r.Message)
 			require.Equal(t, tt.message, r.Message)
 			ri := rubricResults(t, captureGraph(t, "testdata/captures/"+tt.file+".json"),
-				RubricsStep{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{rubric.Integration}}, Options{})["triage->weather_specialist/ResultIntegration"]
+				steps.RubricsStep{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{rubric.Integration}}, Options{})["triage->weather_specialist/ResultIntegration"]
 			require.Equal(t, Skipped, ri.Outcome)
 			require.Regexp(t, `^weather_specialist handed control back to triage as a new run \(span [0-9a-f]{16}\), a hand-off of its own `+
 				`\(graded as the handoff weather_specialist -> triage\): no return value to integrate$`, ri.Message)
@@ -141,7 +143,7 @@ func TestRecoveryStrandsHandBack(t *testing.T) {
 // the receiver's, when control never came back to the sender; the sender's, when it did.
 func TestRecoveryAnswerSurfacesError(t *testing.T) {
 	recovery := func(f *flights) Result {
-		return rubricResults(t, f.t.Graph(), RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["planner->researcher/RecoveryOnError"]
+		return rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["planner->researcher/RecoveryOnError"]
 	}
 	// Control came back to planner (its next LLM call); planner's answer reports the failure.
 	f := newFlights(0x73)
@@ -180,7 +182,7 @@ func TestRecoveryAnswerSurfacesError(t *testing.T) {
 	billing := t2.Agent(nil, "billing", 11, 30).Input("refund order A-1")
 	t2.Tool(billing, "refund", `{"order": "A-1"}`, 12, 20).Error("PaymentError", "card expired")
 	billing.Reply("The refund failed: the card on file has expired.")
-	r = rubricResults(t, t2.Graph(), RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["triage->billing/RecoveryOnError"]
+	r = rubricResults(t, t2.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["triage->billing/RecoveryOnError"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
 	require.Contains(t, r.Message, `billing surfaced it in its answer ("failed")`)
 }
@@ -190,7 +192,7 @@ func TestRecoveryAnswerSurfacesError(t *testing.T) {
 // an identifier (before, "2026-12-24" failed as context never supplied). A loyalty card
 // number nobody supplied still fails.
 func TestScopeFidelityIdentifierTokens(t *testing.T) {
-	step := RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Scope}}
+	step := steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Scope}}
 	r := rubricResults(t, captureGraph(t, "testdata/captures/adk-scope-ok.json"), step, Options{})["triage->booking_specialist/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
 	// ADK records the offered tools in its llm_request (config.tools): checked, and kept to.
@@ -206,7 +208,7 @@ func TestScopeFidelityIdentifierTokens(t *testing.T) {
 // specialist's spans; "d641c8", found only inside the span id f5005c1d641c8d76, was not
 // supplied (before, it passed as a substring of that attribute).
 func TestScopeFidelitySpanIDsAreNotSources(t *testing.T) {
-	step := RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Scope}}
+	step := steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Scope}}
 	r := rubricResults(t, captureGraph(t, "testdata/captures/mastra-invented-station.json"), step, Options{})["triage->weather_specialist/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, `weather_specialist used context triage never supplied: "d641c8" in get_weather (span 44d43aacbe85badc) `+
@@ -227,11 +229,11 @@ func TestScopeFidelityTimestampsAreNotSources(t *testing.T) {
 		tt.Tool(research, "book", `{"booking": "`+started+`", "at": "2023-11-14T22:13:20Z"}`, 12, 20)
 		return tt.Graph()
 	}
-	r := rubricResults(t, build(0x77, `{"task": "book a flight"}`), RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
+	r := rubricResults(t, build(0x77, `{"task": "book a flight"}`), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Contains(t, r.Message, `researcher used context planner never supplied: "`+started+`" in book`)
 	require.NotContains(t, r.Message, "2023-11-14", "a timestamp is not an identifier")
-	r = rubricResults(t, build(0x78, `{"task": "book a flight, booking `+started+`"}`), RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
+	r = rubricResults(t, build(0x78, `{"task": "book a flight, booking `+started+`"}`), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
 
 	// A span that never ended does not stretch the window to the Unix epoch: a 10-digit
@@ -242,7 +244,7 @@ func TestScopeFidelityTimestampsAreNotSources(t *testing.T) {
 	research := tt.Agent(via, "researcher", 11, 59).Input(`{"task": "check the account"}`).Attr("account.number", "1234567890")
 	tt.Tool(research, "lookup", `{"account": "1234567890"}`, 12, 20)
 	tt.Other(research, "stream", 21, 22).SetEndTimestamp(0)
-	r = rubricResults(t, tt.Graph(), RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
+	r = rubricResults(t, tt.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
 }
 
@@ -295,13 +297,13 @@ func TestRubricWorkFanOutOfOneResponse(t *testing.T) {
 
 	ev, err := Compile(rubricCases(), Options{})
 	require.NoError(t, err)
-	cache := &traceCache{ctx: context.Background(), g: g, jr: &judge.Batch{}}
-	out := &evalOut{}
+	cache := &traceCache{Trace: &check.Trace{Ctx: context.Background(), G: g, Batch: &judge.Batch{}}}
+	out := &check.Out{}
 	ev.cases[0].evaluate(cache, true, out)
-	got := out.results
+	got := out.Results
 	require.Len(t, got, 1+4*n)
 	items := len(g.Spans) + len(g.Edges)
-	require.LessOrEqual(t, cache.x.Work(), rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.x.Work(), len(g.Spans), len(g.Edges))
+	require.LessOrEqual(t, cache.Index().Work(), rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.Index().Work(), len(g.Spans), len(g.Edges))
 	passed := 0
 	for _, r := range got {
 		if r.Axis == rubric.Integration {

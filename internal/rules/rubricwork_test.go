@@ -10,6 +10,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // rubricWorkPerItem bounds the rubric checks' visits per span and edge.
@@ -36,14 +37,14 @@ func TestRubricWorkIsLinear(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := agentgraph.BuildAll(tc.td, agentgraph.Options{})[0]
-			cache := &traceCache{ctx: context.Background(), g: g, jr: &judge.Batch{}}
-			out := &evalOut{}
+			cache := &traceCache{Trace: &check.Trace{Ctx: context.Background(), G: g, Batch: &judge.Batch{}}}
+			out := &check.Out{}
 			ev.cases[0].evaluate(cache, true, out)
-			results := out.results
+			results := out.Results
 			require.Len(t, results, 1+4*len(g.Edges))
 			items := len(g.Spans) + len(g.Edges)
-			t.Logf("work %d for %d spans + %d edges (%.1f per item)", cache.x.Work(), len(g.Spans), len(g.Edges), float64(cache.x.Work())/float64(items))
-			require.LessOrEqual(t, cache.x.Work(), rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.x.Work(), len(g.Spans), len(g.Edges))
+			t.Logf("work %d for %d spans + %d edges (%.1f per item)", cache.Index().Work(), len(g.Spans), len(g.Edges), float64(cache.Index().Work())/float64(items))
+			require.LessOrEqual(t, cache.Index().Work(), rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.Index().Work(), len(g.Spans), len(g.Edges))
 			for _, r := range results {
 				require.NotEqual(t, Error, r.Outcome, r.Message)
 				require.Less(t, len(r.Message)+len(r.Actual)+len(r.Expected), 4000, "message bounded: %s", r.Message)

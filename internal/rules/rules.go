@@ -4,63 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 )
-
-// Outcome of one assertion on one trace.
-type Outcome string
-
-const (
-	Pass    Outcome = "pass"
-	Fail    Outcome = "fail"
-	Error   Outcome = "error"
-	Skipped Outcome = "skipped"
-)
-
-// Outcomes lists every outcome, for zero-initialized metrics.
-var Outcomes = []Outcome{Pass, Fail, Error, Skipped}
-
-// Result is one assertion's verdict on one trace.
-type Result struct {
-	TraceID  string   `json:"trace_id"`
-	Case     string   `json:"case"`
-	Step     string   `json:"step"`
-	Action   string   `json:"action"`
-	Outcome  Outcome  `json:"outcome"`
-	Expected string   `json:"expected"`
-	Actual   string   `json:"actual"`
-	Message  string   `json:"message"`
-	Spans    []string `json:"spans,omitempty"`
-	// Complete is false when the trace was released before it was complete.
-	Complete bool `json:"trace_complete"`
-
-	// Handoff rubric results (EXPECT_HANDOFF_RUBRICS): the handoff's sender and receiver,
-	// the rubric (axis) and its score from 0 to 1 (absent when not graded).
-	From  string   `json:"from,omitempty"`
-	To    string   `json:"to,omitempty"`
-	Axis  string   `json:"axis,omitempty"`
-	Score *float64 `json:"score,omitempty"`
-	// Gated is true when a gate decides this axis for this pair: the result feeds the
-	// gate's mean score and does not fail a run by itself.
-	Gated bool `json:"gated,omitempty"`
-	// Judge is the judge's verdict, when a judge graded the result.
-	Judge *JudgeVerdict `json:"judge,omitempty"`
-	// Cluster names why a failing result failed, as its check decided; Signature is the
-	// failure's stable signature (internal/cluster). Both are empty unless the outcome is fail.
-	Cluster   cluster.Name `json:"cluster,omitempty"`
-	Signature string       `json:"signature,omitempty"`
-}
 
 // DefaultCostLimit bounds one CEL evaluation (cel-go cost units).
 const DefaultCostLimit = celexpr.DefaultCostLimit
@@ -71,12 +24,7 @@ const MaxCostLimit = celexpr.MaxCostLimit
 // Evaluator holds compiled cases. It is safe for concurrent use.
 type Evaluator struct {
 	cases []*compiledCase
-	// judge grades rubrics (nil: judge-graded parts are skipped).
-	judge judge.Grader
-	// rubrics are the named rubrics (judgeRubricId; a rubric named after an axis or
-	// GROUNDEDNESS replaces the built-in text).
-	rubrics map[string]string
-	gates   *gate.Set
+	check.Judging
 	// evalTimeout bounds the deterministic evaluation of one trace (0: no bound).
 	evalTimeout time.Duration
 }
@@ -88,13 +36,13 @@ type compiledCase struct {
 	// steps are the seed-000 steps, compiled, in order.
 	steps []caseStep
 	// expect holds the seed-001 assertions on the root agent (defaults applied).
-	expect *compiledExpectations
+	expect *expect.CompiledFields
 }
 
 // caseStep is one step of a case: its id and its compiled kind.
 type caseStep struct {
 	id string
-	compiledStep
+	check.Compiled
 }
 
 // stepIDs lists the case's step ids in evaluation order: seed-000 steps, then seed-001
@@ -102,12 +50,12 @@ type caseStep struct {
 func (c *compiledCase) stepIDs() []string {
 	var ids []string
 	for _, st := range c.steps {
-		for _, ref := range st.results(st.id) {
-			ids = append(ids, ref.id)
+		for _, ref := range st.Results(st.id) {
+			ids = append(ids, ref.ID)
 		}
 	}
-	for _, ref := range c.expect.steps("") {
-		ids = append(ids, ref.id)
+	for _, ref := range c.expect.Refs("") {
+		ids = append(ids, ref.ID)
 	}
 	return ids
 }
@@ -162,31 +110,31 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 	if costLimit == 0 {
 		costLimit = DefaultCostLimit
 	}
-	envs, err := getExprEnvs()
+	envs, err := check.LoadExprs()
 	if err != nil {
 		return nil, err
 	}
-	env := compileEnv{envs: envs, costLimit: costLimit}
-	defaults, errs := compileExpectations(env, "defaults", opts.Defaults.AgentExpectations)
-	ev := &Evaluator{judge: opts.Judge, rubrics: opts.Rubrics, gates: opts.Gates, evalTimeout: opts.EvalTimeout}
+	env := check.Env{Exprs: envs, CostLimit: costLimit}
+	defaults, errs := expect.CompileFields(env, "defaults", opts.Defaults.AgentExpectations)
+	ev := &Evaluator{Judging: check.Judging{Grader: opts.Judge, Rubrics: opts.Rubrics, Gates: opts.Gates}, evalTimeout: opts.EvalTimeout}
 	for i, c := range cases {
 		cc := &compiledCase{ev: ev, cfg: c}
 		at := fmt.Sprintf("cases[%d] (%s)", i, c.Name)
 		for j, s := range c.Steps {
-			cs, err := s.Kind.compile(env)
-			errs = append(errs, prefixed(fmt.Sprintf("%s.steps[%d]", at, j), err)...)
-			cc.steps = append(cc.steps, caseStep{id: s.ID(j), compiledStep: cs})
+			cs, err := s.Kind.Compile(env)
+			errs = append(errs, check.Prefixed(fmt.Sprintf("%s.steps[%d]", at, j), err)...)
+			cc.steps = append(cc.steps, caseStep{id: s.ID(j), Compiled: cs})
 		}
 		if strings.TrimSpace(c.When) != "" {
-			prg, err := celexpr.Compile(envs.when, c.When, costLimit, 0)
+			prg, err := celexpr.Compile(envs.When, c.When, costLimit, 0)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.when: %w", at, err))
 			}
 			cc.when = prg
 		}
-		own, ownErrs := compileExpectations(env, at, c.AgentExpectations)
+		own, ownErrs := expect.CompileFields(env, at, c.AgentExpectations)
 		errs = append(errs, ownErrs...)
-		own.inherit(defaults)
+		own.Inherit(defaults)
 		cc.expect = own
 		ev.cases = append(ev.cases, cc)
 	}
@@ -237,7 +185,7 @@ type Evaluation struct {
 func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
 	tc, cancel := e.newTraceCache(ctx, g)
 	defer cancel()
-	out := &evalOut{}
+	out := &check.Out{}
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
 			c.evaluate(tc, complete, out)
@@ -253,21 +201,21 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 	if e.evalTimeout > 0 {
 		ectx, cancel = context.WithTimeoutCause(ectx, e.evalTimeout, fmt.Errorf("evaluation exceeded eval_timeout (%s)", e.evalTimeout))
 	}
-	return &traceCache{g: g, jr: &judge.Batch{}, ctx: ectx}, cancel
+	return &traceCache{Trace: &check.Trace{G: g, Batch: &judge.Batch{}, Ctx: ectx}}, cancel
 }
 
 // split separates the results decided now from those a grading decides.
-func (e *Evaluator) split(tc *traceCache, out *evalOut) Evaluation {
-	ev := Evaluation{TimedOut: tc.ctx.Err() != nil}
-	stampClusters(out.results)
-	if len(out.pending) == 0 {
-		ev.Now = out.results
+func (e *Evaluator) split(tc *traceCache, out *check.Out) Evaluation {
+	ev := Evaluation{TimedOut: tc.Ctx.Err() != nil}
+	check.StampClusters(out.Results)
+	if len(out.Pending) == 0 {
+		ev.Now = out.Results
 		return ev
 	}
-	gr := &Grading{ev: e, jr: tc.jr, all: out.results, pending: out.pending, filled: out.filled}
+	gr := &Grading{ev: e, jr: tc.Batch, all: out.Results, pending: out.Pending, filled: out.Filled}
 	k := 0
-	for i, r := range out.results {
-		if k < len(out.pending) && out.pending[k] == i {
+	for i, r := range out.Results {
+		if k < len(out.Pending) && out.Pending[k] == i {
 			gr.before = append(gr.before, r)
 			k++
 			continue
@@ -309,7 +257,7 @@ func (e *Evaluator) EvaluateFileCaseContext(ctx context.Context, name string, g 
 		if c.cfg.Name == name {
 			tc, cancel := e.newTraceCache(ctx, g)
 			defer cancel()
-			out := &evalOut{}
+			out := &check.Out{}
 			c.evaluate(tc, true, out)
 			return e.wait(ctx, e.split(tc, out))
 		}
@@ -317,47 +265,35 @@ func (e *Evaluator) EvaluateFileCaseContext(ctx context.Context, name string, g 
 	return nil
 }
 
-// traceCache holds what several cases derive from one trace.
+// traceCache holds what several cases derive from one trace: the steps' Trace, and what the
+// case conditions and the test-case fields read.
 type traceCache struct {
-	// ctx bounds the deterministic evaluation (eval_timeout); CEL programs and the
-	// Go-side checks stop when it is done.
-	ctx  context.Context
-	g    *agentgraph.Graph
+	*check.Trace
 	vars map[string]any
-	te   *traceEval
-	x    *rubric.Index
-	jr   *judge.Batch
-}
-
-// index returns the trace's span index for the handoff rubrics.
-func (tc *traceCache) index() *rubric.Index {
-	if tc.x == nil {
-		tc.x = rubric.NewIndex(tc.g)
-	}
-	return tc.x
+	te   *expect.TraceEval
 }
 
 // evaluate runs the case on the trace if its condition selects it, into out.
-func (c *compiledCase) evaluate(tc *traceCache, complete bool, out *evalOut) {
-	g := tc.g
+func (c *compiledCase) evaluate(tc *traceCache, complete bool, out *check.Out) {
+	g := tc.G
 	base := Result{TraceID: g.TraceID.String(), Case: c.cfg.Name, Complete: complete}
-	if tc.ctx.Err() != nil {
-		out.add(c.notReached(base, tc.ctx, 0, true)...)
+	if tc.Ctx.Err() != nil {
+		out.Add(c.notReached(base, tc.Ctx, 0, true)...)
 		return
 	}
 	if selected, r := c.selects(tc, base); !selected {
 		if r != nil {
-			out.add(*r)
+			out.Add(*r)
 		}
 		return
 	}
 	c.evaluateSteps(base, tc, out)
-	if !c.expect.empty() {
+	if !c.expect.Empty() {
 		if tc.te == nil {
-			tc.te = newTraceEval(g)
-			tc.te.deadline = tc.ctx
+			tc.te = expect.NewTraceEval(g)
+			tc.te.Deadline = tc.Ctx
 		}
-		out.add(c.evaluateTestCase(base, tc.te)...)
+		out.Add(c.evaluateTestCase(base, tc.te)...)
 	}
 }
 
@@ -365,19 +301,19 @@ func (c *compiledCase) evaluate(tc *traceCache, complete bool, out *evalOut) {
 // agent; r is the error result of a condition that failed to evaluate.
 func (c *compiledCase) selects(tc *traceCache, base Result) (bool, *Result) {
 	if c.when == nil {
-		return len(tc.g.Invocations) > 0, nil
+		return len(tc.G.Invocations) > 0, nil
 	}
 	if tc.vars == nil {
-		tc.vars = traceVars(tc.g)
+		tc.vars = traceVars(tc.G)
 	}
-	val, _, err := c.when.Eval(tc.ctx, tc.vars)
+	val, _, err := c.when.Eval(tc.Ctx, tc.vars)
 	if err != nil {
 		r := base
 		r.Step, r.Action, r.Outcome = "when", "when", Error
 		r.Expected, r.Actual = c.cfg.When, "evaluation error"
 		r.Message = "case condition failed to evaluate: " + err.Error()
-		if tc.ctx.Err() != nil {
-			r.Message = context.Cause(tc.ctx).Error() + ": case condition not decided: " + err.Error()
+		if tc.Ctx.Err() != nil {
+			r.Message = context.Cause(tc.Ctx).Error() + ": case condition not decided: " + err.Error()
 		}
 		return false, &r
 	}
@@ -388,41 +324,41 @@ func (c *compiledCase) selects(tc *traceCache, base Result) (bool, *Result) {
 // evaluateTestCase runs the seed-001 assertions on the trace's root agent, as one logical
 // agent over all its runs (rootAgent: a supervisor resumed as new runs). A panic (a bug, or one in a library) becomes an error result per assertion: bad input never
 // takes the collector down.
-func (c *compiledCase) evaluateTestCase(base Result, te *traceEval) (out []Result) {
+func (c *compiledCase) evaluateTestCase(base Result, te *expect.TraceEval) (out []Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			out = nil
-			for _, ref := range c.expect.steps("") {
+			for _, ref := range c.expect.Refs("") {
 				r := base
-				r.Step, r.Action, r.Outcome = ref.id, ref.action, Error
-				r.Expected, r.Actual = ref.expected, "evaluation error"
+				r.Step, r.Action, r.Outcome = ref.ID, ref.Action, Error
+				r.Expected, r.Actual = ref.Expected, "evaluation error"
 				r.Message = fmt.Sprintf("internal error while evaluating the test case: %v", p)
 				out = append(out, r)
 			}
 		}
 	}()
-	if te.g.Root == nil {
+	if te.G.Root == nil {
 		var out []Result
-		for _, ref := range c.expect.steps("") {
+		for _, ref := range c.expect.Refs("") {
 			r := base
-			r.Step, r.Action, r.Outcome = ref.id, ref.action, Skipped
+			r.Step, r.Action, r.Outcome = ref.ID, ref.Action, Skipped
 			r.Actual = "no agent"
-			r.Message = errNoRoot.Error() + ": the test-case assertions apply to the root agent"
+			r.Message = expect.ErrNoRoot.Error() + ": the test-case assertions apply to the root agent"
 			out = append(out, r)
 		}
 		return out
 	}
-	return te.evalExpectations(base, te.rootAgent(), c.expect, "")
+	return te.Evaluate(base, te.RootAgent(), c.expect, "")
 }
 
-func (c *compiledCase) evaluateSteps(base Result, tc *traceCache, out *evalOut) {
-	run := &stepRun{base: base, tc: tc, ev: c.ev, out: out}
+func (c *compiledCase) evaluateSteps(base Result, tc *traceCache, out *check.Out) {
+	run := &check.Run{Base: base, Trace: tc.Trace, Judging: &c.ev.Judging, Out: out}
 	for i, st := range c.steps {
-		if tc.ctx.Err() != nil {
-			out.add(c.notReached(base, tc.ctx, i, false)...)
+		if tc.Ctx.Err() != nil {
+			out.Add(c.notReached(base, tc.Ctx, i, false)...)
 			return
 		}
-		st.evaluate(run, st.id)
+		st.Evaluate(run, st.id)
 	}
 }
 
@@ -439,58 +375,17 @@ func (c *compiledCase) notReached(base Result, ctx context.Context, from int, wi
 		out = append(out, r)
 	}
 	for _, st := range c.steps[from:] {
-		for _, ref := range st.results(st.id) {
-			mk(ref.id, ref.action, ref.expected)
+		for _, ref := range st.Results(st.id) {
+			mk(ref.ID, ref.Action, ref.Expected)
 		}
 	}
 	if withTestCase {
-		for _, ref := range c.expect.steps("") {
-			mk(ref.id, ref.action, ref.expected)
+		for _, ref := range c.expect.Refs("") {
+			mk(ref.ID, ref.Action, ref.Expected)
 		}
 	}
 	return out
 }
-
-// maxListed caps the items a verdict's message, expected or actual lists: a trace of any
-// size gives a message of bounded size.
-const maxListed = 10
-
-// listed joins the first items (at most maxListed of total) and says how many more
-// there were.
-func listed(items []string, total int, sep, what string) string {
-	return textsafe.Listed(items, total, maxListed, sep, what)
-}
-
-// capList keeps the first maxListed problems and counts the rest in a last one.
-func capList(problems []string) []string {
-	if len(problems) <= maxListed {
-		return problems
-	}
-	return append(problems[:maxListed:maxListed], fmt.Sprintf("… and %d more", len(problems)-maxListed))
-}
-
-func verdict(r *Result, problems []string, ok string) {
-	if len(problems) > 0 {
-		r.Outcome, r.Message = Fail, strings.Join(problems, "; ")
-		return
-	}
-	r.Outcome, r.Message = Pass, ok
-}
-
-func formatCounts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s x%d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func round(ms float64) float64 { return math.Round(ms*100) / 100 }
 
 // Scores are the rubric scores among results, for the gates: the scored handoff rubric
 // results (a sender, an axis and a score).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // agentToolsResult runs one EXPECT_AGENT_TOOLS step, decoded from its keys, after a
@@ -14,7 +15,7 @@ import (
 func agentToolsResult(t *testing.T, g *agentgraph.Graph, keys map[string]any) Result {
 	t.Helper()
 	keys["action"] = ActionAgentTools
-	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{AllowCycles: true}}, stepFromKeys(keys)}}}, Options{})
+	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{AllowCycles: true}}, stepFromKeys(keys)}}}, Options{})
 	require.NoError(t, err)
 	rs := ev.Evaluate(g, true)
 	require.Len(t, rs, 2)
@@ -57,7 +58,7 @@ func TestAgentTools(t *testing.T) {
 }
 
 func TestAgentToolsConfigErrors(t *testing.T) {
-	topo := StepConfig{Kind: &TopologyStep{}}
+	topo := StepConfig{Kind: &steps.TopologyStep{}}
 	for _, tt := range []struct {
 		keys map[string]any
 		want string
@@ -71,6 +72,6 @@ func TestAgentToolsConfigErrors(t *testing.T) {
 		_, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{topo, stepFromKeys(tt.keys)}}}, Options{})
 		require.ErrorContains(t, err, tt.want)
 	}
-	_, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &AgentToolsStep{AgentName: "a", AllowedTools: []string{"b"}}}}}}, Options{})
+	_, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.AgentToolsStep{AgentName: "a", AllowedTools: []string{"b"}}}}}}, Options{})
 	require.ErrorContains(t, err, "cases[0] (c).steps[0].action: EXPECT_AGENT_TOOLS reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step")
 }

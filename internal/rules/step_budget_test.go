@@ -12,6 +12,8 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func readCapture(t *testing.T, name string) ptrace.Traces {
@@ -29,7 +31,7 @@ func setEnd(t *testing.T, td ptrace.Traces, id string, end func(start pcommon.Ti
 
 func budgetResult(t *testing.T, td ptrace.Traces, step StepConfig) Result {
 	t.Helper()
-	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TopologyStep{AllowCycles: true}}, step}}}, Options{})
+	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{AllowCycles: true}}, step}}}, Options{})
 	require.NoError(t, err)
 	rs := ev.Evaluate(agentgraph.BuildAll(td, agentgraph.Options{})[0], true)
 	require.Len(t, rs, 2)
@@ -44,7 +46,7 @@ func TestBudgetUnknownDuration(t *testing.T) {
 	limit := func(ms float64) *float64 { return &ms }
 	const broken = "6bcab0b4c887d392"
 
-	intact := budgetResult(t, readCapture(t, "strands-ok"), StepConfig{Kind: &BudgetStep{AgentName: "weather_specialist", MaxDurationMs: limit(1000)}})
+	intact := budgetResult(t, readCapture(t, "strands-ok"), StepConfig{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxDurationMs: limit(1000)}})
 	require.Equal(t, Pass, intact.Outcome, intact.Message)
 
 	for _, tt := range []struct {
@@ -61,19 +63,19 @@ func TestBudgetUnknownDuration(t *testing.T) {
 			// triage is the swarm's first agent (the swarm itself is a wrapper, not an
 			// agent): its subtree holds weather_specialist.
 			for _, agent := range []string{"weather_specialist", "triage"} {
-				r := budgetResult(t, td, StepConfig{Kind: &BudgetStep{AgentName: agent, MaxDurationMs: limit(1000)}})
+				r := budgetResult(t, td, StepConfig{Kind: &steps.BudgetStep{AgentName: agent, MaxDurationMs: limit(1000)}})
 				require.Equal(t, Error, r.Outcome, r.Message)
 				require.Contains(t, r.Message, "the duration is unknown because span "+broken+" "+tt.why)
 				require.Contains(t, r.Actual, "duration unknown (span "+broken+" "+tt.why+")")
 			}
 			// triage's own span already took 13.79 ms: over a 10 ms budget whatever the
 			// broken span did.
-			r := budgetResult(t, td, StepConfig{Kind: &BudgetStep{AgentName: "triage", MaxDurationMs: limit(10)}})
+			r := budgetResult(t, td, StepConfig{Kind: &steps.BudgetStep{AgentName: "triage", MaxDurationMs: limit(10)}})
 			require.Equal(t, Fail, r.Outcome, r.Message)
 			require.Contains(t, r.Message, "took at least 13.79ms, over maxDurationMs 10 (span "+broken+" "+tt.why+")")
 			// A budget without maxDurationMs is not affected.
 			calls := 6
-			r = budgetResult(t, td, StepConfig{Kind: &BudgetStep{AgentName: "weather_specialist", MaxToolCalls: &calls}})
+			r = budgetResult(t, td, StepConfig{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxToolCalls: &calls}})
 			require.Equal(t, Pass, r.Outcome, r.Message)
 		})
 	}
@@ -81,22 +83,15 @@ func TestBudgetUnknownDuration(t *testing.T) {
 
 // TestMessagesBounded: verdicts on huge traces list the first items and count the rest.
 func TestMessagesBounded(t *testing.T) {
-	t.Run("longest chain of a 10000-deep trace", func(t *testing.T) {
-		g := agentgraph.BuildAll(agentgraphtest.DeepChain(10000), agentgraph.Options{})[0]
-		require.Equal(t, 9999, g.Depth)
-		chain := longestChain(g)
-		require.Equal(t, "agent-0 -> agent-1 -> agent-2 -> agent-3 -> agent-4 -> … 9992 more … -> agent-9997 -> agent-9998 -> agent-9999", chain)
-		short := agentgraph.BuildAll(agentgraphtest.DeepChain(4), agentgraph.Options{})[0]
-		require.Equal(t, "agent-0 -> agent-1 -> agent-2 -> agent-3", longestChain(short))
-	})
+	// The longest chain of a 10000-deep trace: steps' TestLongestChainBounded.
 	t.Run("budget over 10000 runs", func(t *testing.T) {
 		calls := 0
-		r := budgetResult(t, agentgraphtest.RecursiveChain(10000), StepConfig{Kind: &BudgetStep{AgentName: "researcher", MaxToolCalls: &calls}})
+		r := budgetResult(t, agentgraphtest.RecursiveChain(10000), StepConfig{Kind: &steps.BudgetStep{AgentName: "researcher", MaxToolCalls: &calls}})
 		require.Equal(t, Fail, r.Outcome)
 		require.Less(t, len(r.Message), 2000, r.Message)
 		require.True(t, strings.HasSuffix(r.Message, "… and 9990 more"), r.Message)
 		require.Less(t, len(r.Actual), 2000, r.Actual)
 		require.Contains(t, r.Actual, "… and 9990 more runs")
-		require.Len(t, r.Spans, maxListed)
+		require.Len(t, r.Spans, check.MaxListed)
 	})
 }

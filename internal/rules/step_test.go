@@ -3,6 +3,7 @@ package rules
 import (
 	"testing"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
 )
@@ -22,7 +23,7 @@ func TestStepUnmarshal(t *testing.T) {
 	s := stepFromKeys(map[string]any{"action": ActionBudget, "name": "cap", "agentName": "triage", "maxTokens": 1200})
 	require.Equal(t, "cap", s.ID(3))
 	budget := int64(1200)
-	require.Equal(t, &BudgetStep{AgentName: "triage", MaxTokens: &budget}, s.Kind)
+	require.Equal(t, &steps.BudgetStep{AgentName: "triage", MaxTokens: &budget}, s.Kind)
 
 	var bad StepConfig
 	err := bad.Unmarshal(confmap.NewFromStringMap(map[string]any{"action": ActionBudget, "agentName": "a", "maxTokenz": 1}))
@@ -30,7 +31,7 @@ func TestStepUnmarshal(t *testing.T) {
 	err = bad.Unmarshal(confmap.NewFromStringMap(map[string]any{"action": "EXPECT_MAGIC", "fromAgent": "a", "colour": "red"}))
 	require.ErrorContains(t, err, "has invalid keys: colour")
 
-	topo := StepConfig{Kind: &TopologyStep{}}
+	topo := StepConfig{Kind: &steps.TopologyStep{}}
 	for _, tt := range []struct {
 		keys map[string]any
 		want string

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // loopTrace: planner -> critic -> planner (an intentional review loop), and critic -> coder
@@ -43,12 +44,12 @@ func TestAllowedCycles(t *testing.T) {
 		outcome Outcome
 		message string
 	}{
-		{"cycles fail by default", StepConfig{Kind: &TopologyStep{}}, Fail, "delegation cycle among agents {critic, planner}"},
-		{"an allowed loop passes, in any order", StepConfig{Kind: &TopologyStep{AllowedCycles: [][]string{{"planner", "critic"}}}},
+		{"cycles fail by default", StepConfig{Kind: &steps.TopologyStep{}}, Fail, "delegation cycle among agents {critic, planner}"},
+		{"an allowed loop passes, in any order", StepConfig{Kind: &steps.TopologyStep{AllowedCycles: [][]string{{"planner", "critic"}}}},
 			Pass, "topology ok: 3 agent invocations, 2 handoffs, depth 2, cycles {critic, planner}"},
-		{"another loop allowed is not this one", StepConfig{Kind: &TopologyStep{AllowedCycles: [][]string{{"critic", "coder"}}}},
+		{"another loop allowed is not this one", StepConfig{Kind: &steps.TopologyStep{AllowedCycles: [][]string{{"critic", "coder"}}}},
 			Fail, "delegation cycle among agents {critic, planner}"},
-		{"allowCycles allows all", StepConfig{Kind: &TopologyStep{AllowCycles: true}}, Pass, ""},
+		{"allowCycles allows all", StepConfig{Kind: &steps.TopologyStep{AllowCycles: true}}, Pass, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{tt.step}}}, Options{})
@@ -64,18 +65,18 @@ func TestAllowedCycles(t *testing.T) {
 }
 
 func TestHandoffContextConfigErrors(t *testing.T) {
-	topo := StepConfig{Kind: &TopologyStep{}}
+	topo := StepConfig{Kind: &steps.TopologyStep{}}
 	for _, tt := range []struct {
 		step StepConfig
 		want string
 	}{
-		{StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b"}},
+		{StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b"}},
 			"cases[0] (c).steps[1].inlineRubric: set a rubric (inlineRubric or judgeRubricId) or a deterministic check"},
-		{StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"("}}},
+		{StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"("}}},
 			"cases[0] (c).steps[1].requiredPatterns[0]: error parsing regexp: missing closing ): `(`"},
-		{StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "payload.x +"}},
+		{StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "payload.x +"}},
 			"cases[0] (c).steps[1].contextExpression: ERROR: <input>:1:12: Syntax error"},
-		{StepConfig{Kind: &ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "scope_prompt"}},
+		{StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "scope_prompt"}},
 			"cases[0] (c).steps[1].contextExpression: must be a boolean expression, got string"},
 	} {
 		_, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{topo, tt.step}}}, Options{})

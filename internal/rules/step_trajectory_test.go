@@ -14,6 +14,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // EXPECT_TRAJECTORY on real-framework captures (testdata/traces; SOURCES.md says what each
@@ -303,7 +304,7 @@ func TestTrajectoryConfigErrors(t *testing.T) {
 	require.ErrorContains(t, err, "cases[0] (c).steps[0].mode: applies only to EXPECT_TRAJECTORY")
 	require.ErrorContains(t, err, "cases[0] (c).steps[1].maxHandoffs: applies only to ASSERT_AGENT_TOPOLOGY")
 	// Without a topology step before it, like the other DAG readers.
-	_, err = Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &TrajectoryStep{Mode: "exact", Reference: []any{"a"}}}}}}, Options{})
+	_, err = Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TrajectoryStep{Mode: "exact", Reference: []any{"a"}}}}}}, Options{})
 	require.ErrorContains(t, err, fmt.Sprintf("cases[0] (c).steps[0].action: %s reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step", ActionTrajectory))
 }
 

@@ -1,9 +1,10 @@
-package rules
+package steps
 
 import (
 	"fmt"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
@@ -13,18 +14,18 @@ import (
 // often it turned.
 
 // validateLoops checks the loop keys of a topology step.
-func (s *TopologyStep) validateLoops(errs *fieldErrors) {
+func (s *TopologyStep) validateLoops(errs *check.Errors) {
 	for _, f := range []struct {
 		field string
 		v     *int
 		min   int
 	}{{"maxHandoffs", s.MaxHandoffs, 0}, {"maxPairRepeats", s.MaxPairRepeats, 1}, {"maxCycleLength", s.MaxCycleLength, 1}} {
 		if f.v != nil && *f.v < f.min {
-			errs.add(f.field, "must be at least %d, got %d", f.min, *f.v)
+			errs.Add(f.field, "must be at least %d, got %d", f.min, *f.v)
 		}
 	}
 	if s.MaxCycleLength != nil && !s.AllowCycles && len(s.AllowedCycles) == 0 {
-		errs.add("maxCycleLength", "bounds the loops allowCycles or allowedCycles let through; "+
+		errs.Add("maxCycleLength", "bounds the loops allowCycles or allowedCycles let through; "+
 			"without either every cycle fails already (set allowCycles: true to allow loops up to this length)")
 	}
 }
@@ -78,7 +79,7 @@ func (s *TopologyStep) loopProblems(g *agentgraph.Graph) []string {
 			}
 		}
 	}
-	return capList(problems)
+	return check.CapList(problems)
 }
 
 // describeLoop names a loop and how often it turned: "loop writer -> critic -> writer

@@ -1,4 +1,4 @@
-package rules
+package check
 
 import (
 	"fmt"
@@ -15,10 +15,10 @@ import (
 // budget, nothing to grade), one that forbids it passes (it did not happen). Skipped
 // results are counted by case, step and outcome like every other.
 
-// notRun describes the named agents (empty names ignored) that have no run in g: "agent
+// NotRun describes the named agents (empty names ignored) that have no run in g: "agent
 // refund_specialst did not run; agents that ran: refund_specialist, triage"; "" when every
 // one of them ran.
-func notRun(g *agentgraph.Graph, names ...string) string {
+func NotRun(g *agentgraph.Graph, names ...string) string {
 	ran := map[string]bool{}
 	for _, inv := range g.Invocations {
 		ran[inv.Name] = true
@@ -53,12 +53,12 @@ func agentsThatRan(ran map[string]bool) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return "agents that ran: " + listed(names, len(names), ", ", "agents")
+	return "agents that ran: " + Listed(names, len(names), ", ", "agents")
 }
 
-// withNotRun appends to message the not-run note of the named agents, when there is one.
-func withNotRun(g *agentgraph.Graph, message string, names ...string) string {
-	if note := notRun(g, names...); note != "" {
+// WithNotRun appends to message the not-run note of the named agents, when there is one.
+func WithNotRun(g *agentgraph.Graph, message string, names ...string) string {
+	if note := NotRun(g, names...); note != "" {
 		return fmt.Sprintf("%s; %s", message, note)
 	}
 	return message

@@ -1,10 +1,11 @@
-package rules
+package steps
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // DelegationStep is EXPECT_DELEGATION_TO: AgentName is delegated to between
@@ -18,22 +19,22 @@ type DelegationStep struct {
 }
 
 // Action is EXPECT_DELEGATION_TO.
-func (*DelegationStep) Action() string { return ActionDelegation }
+func (*DelegationStep) Action() string { return check.ActionDelegation }
 
-func (*DelegationStep) readsDAG() {}
+func (*DelegationStep) ReadsDAG() {}
 
 // Validate checks the agent and the bounds.
 func (s *DelegationStep) Validate() error {
-	var errs fieldErrors
+	var errs check.Errors
 	if s.AgentName == "" {
-		errs.add("agentName", "must name the agent delegated to")
+		errs.Add("agentName", "must name the agent delegated to")
 	}
-	errs.nonNegative("minInvocations", s.MinInvocations)
-	errs.nonNegative("maxInvocations", s.MaxInvocations)
+	errs.NonNegative("minInvocations", s.MinInvocations)
+	errs.NonNegative("maxInvocations", s.MaxInvocations)
 	if s.MaxInvocations != nil && *s.MaxInvocations < s.min() {
-		errs.add("maxInvocations", "must be at least minInvocations (%d), got %d", s.min(), *s.MaxInvocations)
+		errs.Add("maxInvocations", "must be at least minInvocations (%d), got %d", s.min(), *s.MaxInvocations)
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 func (s *DelegationStep) min() int {
@@ -43,15 +44,15 @@ func (s *DelegationStep) min() int {
 	return *s.MinInvocations
 }
 
-func (s *DelegationStep) compile(compileEnv) (compiledStep, error) { return s, nil }
+func (s *DelegationStep) Compile(check.Env) (check.Compiled, error) { return s, nil }
 
-func (s *DelegationStep) results(id string) []stepRef {
-	return []stepRef{{id: id, action: ActionDelegation}}
+func (s *DelegationStep) Results(id string) []check.Ref {
+	return []check.Ref{{ID: id, Action: check.ActionDelegation}}
 }
 
-func (s *DelegationStep) evaluate(run *stepRun, id string) {
-	r := run.result(id, ActionDelegation)
-	g := run.dag
+func (s *DelegationStep) Evaluate(run *check.Run, id string) {
+	r := run.NewResult(id, check.ActionDelegation)
+	g := run.DAG
 	minN, maxN := s.min(), math.MaxInt
 	bounds := fmt.Sprintf("at least %d", minN)
 	if s.MaxInvocations != nil {
@@ -75,18 +76,18 @@ func (s *DelegationStep) evaluate(run *stepRun, id string) {
 	}
 	r.Actual = fmt.Sprintf("%d times", count)
 	if len(others) > 0 {
-		r.Actual += fmt.Sprintf(" (other senders to %s: %s)", s.AgentName, formatCounts(others))
+		r.Actual += fmt.Sprintf(" (other senders to %s: %s)", s.AgentName, check.FormatCounts(others))
 	}
 	var problems []string
 	if count < minN || count > maxN {
 		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
 	}
-	verdict(&r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
-	r.classify(cluster.WrongDispatch)
-	r.Message = withNotRun(g, r.Message, s.AgentName, s.FromAgent)
-	run.out.add(r)
+	check.Verdict(&r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))
+	r.Classify(cluster.WrongDispatch)
+	r.Message = check.WithNotRun(g, r.Message, s.AgentName, s.FromAgent)
+	run.Out.Add(r)
 }
 
-func (s *DelegationStep) names() []StepName {
-	return agentNames("agentName", s.AgentName, "fromAgent", s.FromAgent)
+func (s *DelegationStep) Names() []check.StepName {
+	return check.AgentNames("agentName", s.AgentName, "fromAgent", s.FromAgent)
 }

@@ -1,4 +1,4 @@
-package rules
+package check
 
 import (
 	"errors"
@@ -12,24 +12,24 @@ import (
 // The expression environments: what each place an expression is written sees. All are of
 // the celexpr family, so `when`, `contextExpression` and the expected_* fields accept the
 // same dialect.
-type exprEnvs struct {
-	when, context         *cel.Env // a case's when, a handoff-context step's contextExpression
-	result, tool, payload *cel.Env // expected_result, expected_tool_calls, expected_payload
+type Exprs struct {
+	When, Context         *cel.Env // a case's when, a handoff-context step's contextExpression
+	Result, Tool, Payload *cel.Env // expected_result, expected_tool_calls, expected_payload
 }
 
 var (
 	exprEnvsOnce sync.Once
-	exprEnvsVal  exprEnvs
+	exprEnvsVal  Exprs
 	exprEnvsErr  error
 )
 
-// contextVar is the test-case context (ContextPrefix attributes), seen by the expected_* fields.
-var contextVar = cel.Variable("context", cel.MapType(cel.StringType, cel.DynType))
+// ContextVar is the test-case context (ContextPrefix attributes), seen by the expected_* fields.
+var ContextVar = cel.Variable("context", cel.MapType(cel.StringType, cel.DynType))
 
-func getExprEnvs() (exprEnvs, error) {
+func LoadExprs() (Exprs, error) {
 	exprEnvsOnce.Do(func() {
 		var errs [5]error
-		exprEnvsVal.when, errs[0] = celexpr.NewEnv(
+		exprEnvsVal.When, errs[0] = celexpr.NewEnv(
 			cel.Variable("root_agent", cel.StringType),
 			cel.Variable("agents", cel.ListType(cel.StringType)),
 			cel.Variable("service_name", cel.StringType),
@@ -37,7 +37,7 @@ func getExprEnvs() (exprEnvs, error) {
 			cel.Variable("resource", cel.MapType(cel.StringType, cel.DynType)),
 			cel.Variable("attributes", cel.MapType(cel.StringType, cel.DynType)),
 		)
-		exprEnvsVal.context, errs[1] = celexpr.NewEnv(
+		exprEnvsVal.Context, errs[1] = celexpr.NewEnv(
 			cel.Variable("from", cel.StringType),
 			cel.Variable("to", cel.StringType),
 			cel.Variable("scope_prompt", cel.StringType),
@@ -47,16 +47,16 @@ func getExprEnvs() (exprEnvs, error) {
 			cel.Variable("allowed_tools", cel.ListType(cel.StringType)),
 			cel.Variable("payload", cel.MapType(cel.StringType, cel.DynType)),
 		)
-		exprEnvsVal.result, errs[2] = celexpr.NewEnv(contextVar,
+		exprEnvsVal.Result, errs[2] = celexpr.NewEnv(ContextVar,
 			cel.Variable("status", cel.StringType),
 			cel.Variable("output", cel.DynType),
 			cel.Variable("error", cel.StringType),
 		)
-		exprEnvsVal.tool, errs[3] = celexpr.NewEnv(contextVar,
+		exprEnvsVal.Tool, errs[3] = celexpr.NewEnv(ContextVar,
 			cel.Variable("invocations", cel.IntType),
 			cel.Variable("params", cel.MapType(cel.StringType, cel.DynType)),
 		)
-		exprEnvsVal.payload, errs[4] = celexpr.NewEnv(contextVar,
+		exprEnvsVal.Payload, errs[4] = celexpr.NewEnv(ContextVar,
 			cel.Variable("payload", cel.DynType),
 			cel.Variable("payload_raw", cel.StringType),
 		)

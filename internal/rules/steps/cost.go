@@ -1,4 +1,4 @@
-package rules
+package steps
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // Cost budgets: maxCostUsd on EXPECT_AGENT_BUDGET bounds the cost of the agent's subtree
@@ -20,9 +21,9 @@ import (
 const incompletePrefix = "incomplete: "
 
 // validateCost checks maxCostUsd.
-func (s *BudgetStep) validateCost(errs *fieldErrors) {
+func (s *BudgetStep) validateCost(errs *check.Errors) {
 	if v := s.MaxCostUsd; v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
-		errs.add("maxCostUsd", "must be a finite amount of 0 or more, got %g", *v)
+		errs.Add("maxCostUsd", "must be a finite amount of 0 or more, got %g", *v)
 	}
 }
 

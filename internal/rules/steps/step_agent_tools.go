@@ -1,4 +1,4 @@
-package rules
+package steps
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // AgentToolsStep is EXPECT_AGENT_TOOLS: every run of AgentName calls only tools in
@@ -18,44 +19,44 @@ type AgentToolsStep struct {
 }
 
 // Action is EXPECT_AGENT_TOOLS.
-func (*AgentToolsStep) Action() string { return ActionAgentTools }
+func (*AgentToolsStep) Action() string { return check.ActionAgentTools }
 
-func (*AgentToolsStep) readsDAG() {}
+func (*AgentToolsStep) ReadsDAG() {}
 
 // Validate checks the agent and the list.
 func (s *AgentToolsStep) Validate() error {
-	var errs fieldErrors
+	var errs check.Errors
 	if s.AgentName == "" {
-		errs.add("agentName", "must name the agent whose tool calls are limited")
+		errs.Add("agentName", "must name the agent whose tool calls are limited")
 	}
 	if len(s.AllowedTools) == 0 {
-		errs.add("allowedTools", "list at least one tool the agent may call (to forbid every tool, use maxToolCalls: 0 on EXPECT_AGENT_BUDGET)")
+		errs.Add("allowedTools", "list at least one tool the agent may call (to forbid every tool, use maxToolCalls: 0 on EXPECT_AGENT_BUDGET)")
 	}
 	for i, t := range s.AllowedTools {
 		if strings.TrimSpace(t) == "" {
-			errs.add(fmt.Sprintf("allowedTools[%d]", i), "the tool name must not be empty")
+			errs.Add(fmt.Sprintf("allowedTools[%d]", i), "the tool name must not be empty")
 		}
 	}
-	return errs.err()
+	return errs.Err()
 }
 
-func (s *AgentToolsStep) names() []StepName {
-	out := agentNames("agentName", s.AgentName)
+func (s *AgentToolsStep) Names() []check.StepName {
+	out := check.AgentNames("agentName", s.AgentName)
 	for i, t := range s.AllowedTools {
-		out = append(out, StepName{Key: fmt.Sprintf("allowedTools[%d]", i), Tool: true, Name: t})
+		out = append(out, check.StepName{Key: fmt.Sprintf("allowedTools[%d]", i), Tool: true, Name: t})
 	}
 	return out
 }
 
-func (s *AgentToolsStep) compile(compileEnv) (compiledStep, error) { return s, nil }
+func (s *AgentToolsStep) Compile(check.Env) (check.Compiled, error) { return s, nil }
 
-func (s *AgentToolsStep) results(id string) []stepRef {
-	return []stepRef{{id: id, action: ActionAgentTools}}
+func (s *AgentToolsStep) Results(id string) []check.Ref {
+	return []check.Ref{{ID: id, Action: check.ActionAgentTools}}
 }
 
-func (s *AgentToolsStep) evaluate(run *stepRun, id string) {
-	r := run.result(id, ActionAgentTools)
-	g := run.dag
+func (s *AgentToolsStep) Evaluate(run *check.Run, id string) {
+	r := run.NewResult(id, check.ActionAgentTools)
+	g := run.DAG
 	r.Expected = fmt.Sprintf("%s calls only %s", s.AgentName, strings.Join(s.AllowedTools, ", "))
 	outside := map[string]int{}
 	runs, calls := 0, 0
@@ -68,27 +69,27 @@ func (s *AgentToolsStep) evaluate(run *stepRun, id string) {
 			calls++
 			if !slices.Contains(s.AllowedTools, tc.Name) {
 				outside[tc.Name]++
-				if len(r.Spans) < maxListed {
+				if len(r.Spans) < check.MaxListed {
 					r.Spans = append(r.Spans, tc.Span.ID.String())
 				}
 			}
 		}
 	}
-	defer func() { run.out.add(r) }()
+	defer func() { run.Out.Add(r) }()
 	if runs == 0 {
-		r.Outcome, r.Actual = Skipped, "agent did not run"
-		r.Message = notRun(g, s.AgentName) + "; no tool call to check"
+		r.Outcome, r.Actual = check.Skipped, "agent did not run"
+		r.Message = check.NotRun(g, s.AgentName) + "; no tool call to check"
 		return
 	}
 	r.Actual = fmt.Sprintf("%d tool calls in %d runs", calls, runs)
 	if len(outside) == 0 {
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("%s made %d tool calls, all in allowedTools", s.AgentName, calls)
 		return
 	}
-	counts := strings.Split(formatCounts(outside), ", ")
-	called := listed(counts, len(counts), ", ", "tools")
-	r.Outcome, r.Cluster = Fail, cluster.ScopeBleed
+	counts := strings.Split(check.FormatCounts(outside), ", ")
+	called := check.Listed(counts, len(counts), ", ", "tools")
+	r.Outcome, r.Cluster = check.Fail, cluster.ScopeBleed
 	r.Actual += ", outside the list: " + called
 	r.Message = fmt.Sprintf("%s called tools outside allowedTools [%s]: %s", s.AgentName, strings.Join(s.AllowedTools, ", "), called)
 }

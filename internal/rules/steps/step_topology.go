@@ -1,4 +1,4 @@
-package rules
+package steps
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // TopologyStep is ASSERT_AGENT_TOPOLOGY: the trace's delegation DAG (of the live trace, or
@@ -27,43 +29,43 @@ type TopologyStep struct {
 }
 
 // Action is ASSERT_AGENT_TOPOLOGY.
-func (*TopologyStep) Action() string { return ActionTopology }
+func (*TopologyStep) Action() string { return check.ActionTopology }
 
 // Validate checks the source, the depth bound and the loop rules.
 func (s *TopologyStep) Validate() error {
-	var errs fieldErrors
+	var errs check.Errors
 	switch s.Source {
-	case "", SourceLive:
-	case SourceFile:
+	case "", check.SourceLive:
+	case check.SourceFile:
 		if s.OtelSpansFile == "" {
-			errs.add("otelSpansFile", "source FILE needs otelSpansFile, the span file to read")
+			errs.Add("otelSpansFile", "source FILE needs otelSpansFile, the span file to read")
 		}
 	default:
-		errs.add("source", "must be LIVE or FILE, got %q", s.Source)
+		errs.Add("source", "must be LIVE or FILE, got %q", s.Source)
 	}
-	errs.nonNegative("maxDepth", s.MaxDepth)
+	errs.NonNegative("maxDepth", s.MaxDepth)
 	s.validateLoops(&errs)
-	return errs.err()
+	return errs.Err()
 }
 
 // SpansFile is the recorded span file the step reads (source FILE), else "".
 func (s *TopologyStep) SpansFile() string {
-	if s.Source == SourceFile {
+	if s.Source == check.SourceFile {
 		return s.OtelSpansFile
 	}
 	return ""
 }
 
-func (s *TopologyStep) compile(compileEnv) (compiledStep, error) { return s, nil }
+func (s *TopologyStep) Compile(check.Env) (check.Compiled, error) { return s, nil }
 
-func (s *TopologyStep) results(id string) []stepRef {
-	return []stepRef{{id: id, action: ActionTopology}}
+func (s *TopologyStep) Results(id string) []check.Ref {
+	return []check.Ref{{ID: id, Action: check.ActionTopology}}
 }
 
-func (s *TopologyStep) evaluate(run *stepRun, id string) {
-	r := run.result(id, ActionTopology)
-	g := run.tc.g
-	run.dag = g
+func (s *TopologyStep) Evaluate(run *check.Run, id string) {
+	r := run.NewResult(id, check.ActionTopology)
+	g := run.Trace.G
+	run.DAG = g
 	r.Expected = s.expected()
 	cycles := "none"
 	if len(g.Cycles) > 0 {
@@ -93,9 +95,9 @@ func (s *TopologyStep) evaluate(run *stepRun, id string) {
 		}
 	}
 	problems = append(problems, s.loopProblems(g)...)
-	verdict(&r, problems, "topology ok: "+r.Actual)
-	r.classify(topologyCluster(g))
-	run.out.add(r)
+	check.Verdict(&r, problems, "topology ok: "+r.Actual)
+	r.Classify(topologyCluster(g))
+	run.Out.Add(r)
 }
 
 func (s *TopologyStep) expected() string {
@@ -200,12 +202,22 @@ func chainHeights(g *agentgraph.Graph) (height map[*agentgraph.Invocation]int, n
 // chainHead and chainTail are how many agents of a long chain a message names at each end.
 const chainHead, chainTail = 5, 3
 
-func (s *TopologyStep) names() []StepName {
-	var out []StepName
+func (s *TopologyStep) Names() []check.StepName {
+	var out []check.StepName
 	for k, cycle := range s.AllowedCycles {
 		for _, a := range cycle {
-			out = append(out, StepName{Key: fmt.Sprintf("allowedCycles[%d]", k), Name: a})
+			out = append(out, check.StepName{Key: fmt.Sprintf("allowedCycles[%d]", k), Name: a})
 		}
 	}
 	return out
+}
+
+// topologyCluster is the cluster of a failed ASSERT_AGENT_TOPOLOGY step: a trace without
+// agents is Other; every other topology failure (a forbidden cycle, a chain over maxDepth, a
+// loop rule) is a Loop.
+func topologyCluster(g *agentgraph.Graph) cluster.Name {
+	if len(g.Invocations) == 0 {
+		return cluster.Other
+	}
+	return cluster.Loop
 }

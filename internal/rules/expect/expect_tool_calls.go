@@ -1,4 +1,4 @@
-package rules
+package expect
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	"go.opentelemetry.io/collector/confmap"
 )
 
@@ -29,7 +30,7 @@ func (ct *compiledTool) expected() string {
 // call of the tool is evaluated with invocations unknown, and matches unless the result is
 // false; invocations is then bound to the number of matching calls and the residual of each
 // matching call evaluated.
-func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
+func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool) {
 	tool := ct.spec.Tool
 	var calls []*agentgraph.ToolCall
 	for _, tc := range a.toolCalls {
@@ -64,15 +65,15 @@ func (te *traceEval) evalTool(r *Result, a *logicalAgent, ct *compiledTool) {
 }
 
 // calledAtAll decides a bare tool name: called at least once.
-func calledAtAll(r *Result, a *logicalAgent, tool string, calls []*agentgraph.ToolCall) {
+func calledAtAll(r *check.Result, a *logicalAgent, tool string, calls []*agentgraph.ToolCall) {
 	r.Actual = fmt.Sprintf("%d calls", len(calls))
 	r.Spans = callSpans(calls)
 	if len(calls) == 0 {
-		r.Outcome = Fail
+		r.Outcome = check.Fail
 		r.Message = fmt.Sprintf("%s was never called by agent %s (%s)", tool, a.label(), toolSummary(a))
 		return
 	}
-	r.Outcome = Pass
+	r.Outcome = check.Pass
 	r.Message = fmt.Sprintf("agent %s called %s %d times", a.label(), tool, len(calls))
 }
 
@@ -94,7 +95,7 @@ type toolFilter struct {
 
 // filterCalls evaluates e on each call with invocations unknown; ok is false when a call
 // could not be evaluated (r is then the error).
-func (te *traceEval) filterCalls(r *Result, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall) (f toolFilter, ok bool) {
+func (te *TraceEval) filterCalls(r *check.Result, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall) (f toolFilter, ok bool) {
 	seen := map[string]bool{}
 	for i, tc := range calls {
 		params, isObject := tc.ParsedArgs()
@@ -120,13 +121,13 @@ func (te *traceEval) filterCalls(r *Result, e *celexpr.Expr, tool string, calls 
 
 // matchCall evaluates e on one call (at names it) with invocations unknown: matched unless
 // false, with the residual to decide later; ok is false when it could not be evaluated.
-func (te *traceEval) matchCall(r *Result, e *celexpr.Expr, tc *agentgraph.ToolCall, params map[string]any, isObject bool, at string) (matched bool, res residual, ok bool) {
+func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.ToolCall, params map[string]any, isObject bool, at string) (matched bool, res residual, ok bool) {
 	act, err := cel.PartialVars(map[string]any{"params": params, "context": te.ctx}, cel.AttributePattern("invocations"))
 	if err != nil {
 		setError(r, "%s: %v", tc.Name, err)
 		return false, res, false
 	}
-	val, det, err := e.Eval(te.deadline, act)
+	val, det, err := e.Eval(te.Deadline, act)
 	if err != nil {
 		r.Spans = []string{tc.Span.ID.String()}
 		setError(r, "%s could not be evaluated against `%s`: %v%s%s", at, e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
@@ -162,13 +163,13 @@ func (te *traceEval) matchCall(r *Result, e *celexpr.Expr, tc *agentgraph.ToolCa
 
 // anyMatching decides an expression that does not read invocations: at least one call
 // matches.
-func anyMatching(r *Result, a *logicalAgent, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall, f toolFilter) {
+func anyMatching(r *check.Result, a *logicalAgent, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall, f toolFilter) {
 	if len(f.matching) > 0 {
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s: %s", a.label(), f.desc)
 		return
 	}
-	r.Outcome = Fail
+	r.Outcome = check.Fail
 	if len(calls) == 0 {
 		r.Message = fmt.Sprintf("%s was never called by agent %s (%s); `%s` needs at least one matching call", tool, a.label(), toolSummary(a), e.Src)
 		return
@@ -179,13 +180,13 @@ func anyMatching(r *Result, a *logicalAgent, e *celexpr.Expr, tool string, calls
 // holdsWithNone decides a counting expression no call matched: there is no call to take a
 // residual from, so it is evaluated with invocations = 0 and params unknown. Unknown means
 // the verdict depends only on the (absent) calls' params: it holds.
-func (te *traceEval) holdsWithNone(r *Result, a *logicalAgent, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall, f toolFilter) {
+func (te *TraceEval) holdsWithNone(r *check.Result, a *logicalAgent, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall, f toolFilter) {
 	act, err := cel.PartialVars(map[string]any{"invocations": int64(0), "context": te.ctx}, cel.AttributePattern("params"))
 	if err != nil {
 		setError(r, "%s: %v", tool, err)
 		return
 	}
-	val, _, err := e.Eval(te.deadline, act)
+	val, _, err := e.Eval(te.Deadline, act)
 	if err != nil {
 		setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, contextHint(err, te.ctx, e))
 		return
@@ -195,16 +196,16 @@ func (te *traceEval) holdsWithNone(r *Result, a *logicalAgent, e *celexpr.Expr, 
 	case err != nil:
 		setError(r, "%s: %v", tool, err)
 	case (ok || isUnknown) && len(calls) == 0:
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.Src)
 	case ok || isUnknown:
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s: %s, and `%s` holds with invocations = 0", a.label(), f.desc, e.Src)
 	case len(calls) == 0:
-		r.Outcome = Fail
+		r.Outcome = check.Fail
 		r.Message = fmt.Sprintf("%s was never called by agent %s (%s), and `%s` is false with invocations = 0", tool, a.label(), toolSummary(a), e.Src)
 	default:
-		r.Outcome = Fail
+		r.Outcome = check.Fail
 		r.Message = fmt.Sprintf("agent %s: %s (arguments seen: %s), and `%s` is false with invocations = 0",
 			a.label(), f.desc, strings.Join(f.argsSeen, "; "), e.Src)
 	}
@@ -212,14 +213,14 @@ func (te *traceEval) holdsWithNone(r *Result, a *logicalAgent, e *celexpr.Expr, 
 
 // residualsHold decides a counting expression: each distinct residual of the matching
 // calls, with invocations bound to their number.
-func (te *traceEval) residualsHold(r *Result, a *logicalAgent, tool string, f toolFilter) {
+func (te *TraceEval) residualsHold(r *check.Result, a *logicalAgent, tool string, f toolFilter) {
 	n := len(f.matching)
 	var held []string
 	for _, res := range f.residuals {
 		if res.prg == nil {
 			continue // the call matched outright (true)
 		}
-		val, _, err := res.prg.ContextEval(te.deadline, map[string]any{"invocations": int64(n), "context": te.ctx})
+		val, _, err := res.prg.ContextEval(te.Deadline, map[string]any{"invocations": int64(n), "context": te.ctx})
 		if err != nil {
 			setError(r, "%s: residual `%s` could not be evaluated with invocations = %d: %v", tool, res.text, n, err)
 			return
@@ -230,13 +231,13 @@ func (te *traceEval) residualsHold(r *Result, a *logicalAgent, tool string, f to
 			return
 		}
 		if !ok {
-			r.Outcome = Fail
+			r.Outcome = check.Fail
 			r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), f.desc, res.text, n)
 			return
 		}
 		held = append(held, "`"+res.text+"`")
 	}
-	r.Outcome = Pass
+	r.Outcome = check.Pass
 	if len(held) == 0 {
 		r.Message = fmt.Sprintf("agent %s: %s", a.label(), f.desc)
 		return
@@ -271,7 +272,7 @@ func toolSummary(a *logicalAgent) string {
 	for _, tc := range a.toolCalls {
 		counts[tc.Name]++
 	}
-	return "its tool calls: " + formatCounts(counts)
+	return "its tool calls: " + check.FormatCounts(counts)
 }
 
 // ToolCallSpec is one item of expected_tool_calls: a bare tool name (the tool is called at
@@ -324,22 +325,22 @@ func (tc ExpectedToolCalls) set() bool { return len(tc) > 0 }
 
 // Validate checks the tool names.
 func (tc ExpectedToolCalls) Validate() error {
-	var errs fieldErrors
+	var errs check.Errors
 	for i, spec := range tc {
 		if strings.TrimSpace(spec.Tool) == "" {
-			errs.add(fmt.Sprintf("%s[%d]", FieldExpectedToolCalls, i), "the tool name must not be empty")
+			errs.Add(fmt.Sprintf("%s[%d]", FieldExpectedToolCalls, i), "the tool name must not be empty")
 		}
 	}
-	return errs.err()
+	return errs.Err()
 }
 
-func (tc ExpectedToolCalls) compile(env compileEnv) (expectation, error) {
+func (tc ExpectedToolCalls) compile(env check.Env) (expectation, error) {
 	var errs []error
 	var out toolChecks
 	for i, spec := range tc {
 		ct := &compiledTool{spec: spec}
 		if strings.TrimSpace(spec.Expr) != "" {
-			e, err := celexpr.Compile(env.envs.tool, spec.Expr, env.costLimit, cel.OptPartialEval|cel.OptTrackState)
+			e, err := celexpr.Compile(env.Exprs.Tool, spec.Expr, env.CostLimit, cel.OptPartialEval|cel.OptTrackState)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s[%d] (%s): %w", FieldExpectedToolCalls, i, spec.Tool, err))
 			} else {
@@ -354,16 +355,16 @@ func (tc ExpectedToolCalls) compile(env compileEnv) (expectation, error) {
 // toolChecks is expected_tool_calls compiled.
 type toolChecks []*compiledTool
 
-func (tc toolChecks) refs(prefix string) []stepRef {
-	out := make([]stepRef, 0, len(tc))
+func (tc toolChecks) refs(prefix string) []check.Ref {
+	out := make([]check.Ref, 0, len(tc))
 	for i, ct := range tc {
-		out = append(out, stepRef{fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls, ct.expected()})
+		out = append(out, check.Ref{ID: fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), Action: FieldExpectedToolCalls, Expected: ct.expected()})
 	}
 	return out
 }
 
-func (tc toolChecks) evaluate(te *traceEval, base Result, a *logicalAgent, prefix string) []Result {
-	out := make([]Result, 0, len(tc))
+func (tc toolChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
+	out := make([]check.Result, 0, len(tc))
 	for i, ct := range tc {
 		r := fieldResult(base, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls)
 		te.evalTool(&r, a, ct)

@@ -1,4 +1,4 @@
-package rules
+package steps
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/trajectory"
 )
@@ -36,9 +37,9 @@ type TrajectoryStep struct {
 }
 
 // Action is EXPECT_TRAJECTORY.
-func (*TrajectoryStep) Action() string { return ActionTrajectory }
+func (*TrajectoryStep) Action() string { return check.ActionTrajectory }
 
-func (*TrajectoryStep) readsDAG() {}
+func (*TrajectoryStep) ReadsDAG() {}
 
 // of is what the trajectory is of (tools unless set).
 func (s *TrajectoryStep) of() string {
@@ -73,7 +74,7 @@ type compiledTrajectory struct {
 // trajectoryEnv is the params predicates' environment: params (the call's arguments) and
 // context, as expected_tool_calls sees them, without invocations.
 var trajectoryEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return celexpr.NewEnv(contextVar, cel.Variable("params", cel.MapType(cel.StringType, cel.DynType)))
+	return celexpr.NewEnv(check.ContextVar, cel.Variable("params", cel.MapType(cel.StringType, cel.DynType)))
 })
 
 // parsedReference is a reference as written: its steps and their params texts.
@@ -193,38 +194,38 @@ func parseReference(raw []any, of string) (parsedReference, []error) {
 // Validate checks of, mode, scope, whose trajectory it is and the reference (its params
 // expressions compile in compile).
 func (s *TrajectoryStep) Validate() error {
-	var errs fieldErrors
+	var errs check.Errors
 	switch s.Of {
 	case "", TrajectoryOfTools, TrajectoryOfAgents:
 	default:
-		errs.add("of", "must be %s or %s, got %q", TrajectoryOfTools, TrajectoryOfAgents, s.Of)
+		errs.Add("of", "must be %s or %s, got %q", TrajectoryOfTools, TrajectoryOfAgents, s.Of)
 	}
 	if s.Mode == "" {
-		errs.add("mode", "must be set (exact, in_order, any_order, subset, superset; or agentevals' strict, unordered, or ADK's EXACT, IN_ORDER, ANY_ORDER)")
+		errs.Add("mode", "must be set (exact, in_order, any_order, subset, superset; or agentevals' strict, unordered, or ADK's EXACT, IN_ORDER, ANY_ORDER)")
 	} else if _, err := trajectory.ParseMode(s.Mode); err != nil {
-		errs.add("mode", "%v", err)
+		errs.Add("mode", "%v", err)
 	}
 	switch s.Scope {
 	case "", ScopeAgent, ScopeSubtree:
 		if s.Scope != "" && s.AgentName == "" && s.FromAgent == "" && s.ToAgent == "" {
-			errs.add("scope", "applies to the runs of agentName or a handoff's receiver (fromAgent/toAgent); without them the trajectory is the whole trace's")
+			errs.Add("scope", "applies to the runs of agentName or a handoff's receiver (fromAgent/toAgent); without them the trajectory is the whole trace's")
 		}
 	default:
-		errs.add("scope", "must be %s or %s, got %q", ScopeAgent, ScopeSubtree, s.Scope)
+		errs.Add("scope", "must be %s or %s, got %q", ScopeAgent, ScopeSubtree, s.Scope)
 	}
 	if s.AgentName != "" && (s.FromAgent != "" || s.ToAgent != "") {
 		field := "fromAgent"
 		if s.FromAgent == "" {
 			field = "toAgent"
 		}
-		errs.add(field, "set either agentName (that agent's runs) or fromAgent/toAgent (the receiver's run of a handoff), not both")
+		errs.Add(field, "set either agentName (that agent's runs) or fromAgent/toAgent (the receiver's run of a handoff), not both")
 	}
 	_, refErrs := parseReference(s.Reference, s.of())
 	return errors.Join(append(errs, refErrs...)...)
 }
 
-// compile parses the reference and compiles its params predicates (validated before).
-func (s *TrajectoryStep) compile(env compileEnv) (compiledStep, error) {
+// Compile parses the reference and compiles its params predicates (validated before).
+func (s *TrajectoryStep) Compile(env check.Env) (check.Compiled, error) {
 	mode, _ := trajectory.ParseMode(s.Mode)
 	parsed, _ := parseReference(s.Reference, s.of())
 	ts := &compiledTrajectory{cfg: s, of: s.of(), subtree: s.Scope == ScopeSubtree, mode: mode, ref: parsed.ref, params: make([]*celexpr.Expr, len(parsed.params))}
@@ -235,7 +236,7 @@ func (s *TrajectoryStep) compile(env compileEnv) (compiledStep, error) {
 		}
 		tenv, err := trajectoryEnv()
 		if err == nil {
-			ts.params[k], err = celexpr.Compile(tenv, p, env.costLimit, 0)
+			ts.params[k], err = celexpr.Compile(tenv, p, env.CostLimit, 0)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.params: %w", parsed.paths[k], err))
@@ -244,22 +245,22 @@ func (s *TrajectoryStep) compile(env compileEnv) (compiledStep, error) {
 	return ts, errors.Join(errs...)
 }
 
-func (ts *compiledTrajectory) results(id string) []stepRef {
-	return []stepRef{{id: id, action: ActionTrajectory}}
+func (ts *compiledTrajectory) Results(id string) []check.Ref {
+	return []check.Ref{{ID: id, Action: check.ActionTrajectory}}
 }
 
 // names lists the agents the step names and the tools (of: tools) or agents (of: agents)
 // its reference holds, each under its key below the step (reference[1],
 // reference[2].parallel[0]); a reference that does not parse names none (validation
 // reports it).
-func (s *TrajectoryStep) names() []StepName {
-	out := agentNames("agentName", s.AgentName, "fromAgent", s.FromAgent, "toAgent", s.ToAgent)
+func (s *TrajectoryStep) Names() []check.StepName {
+	out := check.AgentNames("agentName", s.AgentName, "fromAgent", s.FromAgent, "toAgent", s.ToAgent)
 	parsed, errs := parseReference(s.Reference, s.of())
 	if len(errs) > 0 {
 		return out
 	}
 	for k, st := range parsed.ref.Steps() {
-		out = append(out, StepName{Key: parsed.paths[k], Tool: s.of() == TrajectoryOfTools, Name: st.Name})
+		out = append(out, check.StepName{Key: parsed.paths[k], Tool: s.of() == TrajectoryOfTools, Name: st.Name})
 	}
 	return out
 }
@@ -274,15 +275,15 @@ type trajectoryRun struct {
 	steps []agentgraph.TrajectoryStep
 }
 
-// evaluate matches the step on the DAG of the case's topology step. Result.Score is the F1
+// Evaluate matches the step on the DAG of the case's topology step. Result.Score is the F1
 // of the alignment's precision and recall (both in Actual).
-func (ts *compiledTrajectory) evaluate(run *stepRun, id string) {
-	r := run.result(id, ActionTrajectory)
-	ts.match(&r, run.dag, run.tc)
-	run.out.add(r)
+func (ts *compiledTrajectory) Evaluate(run *check.Run, id string) {
+	r := run.NewResult(id, check.ActionTrajectory)
+	ts.match(&r, run.DAG, run.Trace)
+	run.Out.Add(r)
 }
 
-func (ts *compiledTrajectory) match(r *Result, g *agentgraph.Graph, tc *traceCache) {
+func (ts *compiledTrajectory) match(r *check.Result, g *agentgraph.Graph, tc *check.Trace) {
 	s := ts.cfg
 	runs, who, skip := ts.runs(g)
 	mode := string(ts.mode)
@@ -291,7 +292,7 @@ func (ts *compiledTrajectory) match(r *Result, g *agentgraph.Graph, tc *traceCac
 	}
 	r.Expected = fmt.Sprintf("%s of %s, %s: %s", ts.of, who, mode, ts.ref)
 	if skip != "" {
-		r.Outcome, r.Actual, r.Message = Skipped, "no trajectory", skip
+		r.Outcome, r.Actual, r.Message = check.Skipped, "no trajectory", skip
 		return
 	}
 	// Several receiving runs: the first that fails decides, else the lowest score.
@@ -305,17 +306,17 @@ func (ts *compiledTrajectory) match(r *Result, g *agentgraph.Graph, tc *traceCac
 		}
 	}
 	res := *pick
-	if tc.ctx.Err() != nil && res.evalErrors > 0 {
+	if tc.Ctx.Err() != nil && res.evalErrors > 0 {
 		// The params expressions were cut off by eval_timeout: nothing was decided.
-		r.Outcome, r.Actual = Error, "not evaluated"
-		r.Message = context.Cause(tc.ctx).Error() + ": trajectory not decided: " + res.firstErr
+		r.Outcome, r.Actual = check.Error, "not evaluated"
+		r.Message = context.Cause(tc.Ctx).Error() + ": trajectory not decided: " + res.firstErr
 		return
 	}
 	score := res.Score
 	r.Score = &score
 	r.Actual = fmt.Sprintf("%s (precision %.2f, recall %.2f)", listSteps(res.run.steps), res.Precision, res.Recall)
 	for _, st := range res.run.steps {
-		if len(r.Spans) == maxListed {
+		if len(r.Spans) == check.MaxListed {
 			break
 		}
 		r.Spans = append(r.Spans, stepSpan(st))
@@ -333,13 +334,13 @@ func (ts *compiledTrajectory) match(r *Result, g *agentgraph.Graph, tc *traceCac
 			textsafe.Plural(res.evalErrors, "call", "calls"), res.firstErr)
 	}
 	if res.Pass {
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("%s match the reference (%s): precision %.2f, recall %.2f%s", whose, ts.mode, res.Precision, res.Recall, note)
 		return
 	}
-	r.Outcome = Fail
+	r.Outcome = check.Fail
 	if ts.of == TrajectoryOfAgents {
-		r.classify(cluster.WrongDispatch) // the work went to other agents, or in another order
+		r.Classify(cluster.WrongDispatch) // the work went to other agents, or in another order
 	}
 	r.Message = fmt.Sprintf("%s diverge from the reference (%s): %s; precision %.2f, recall %.2f%s",
 		whose, ts.mode, res.Divergence, res.Precision, res.Recall, note)
@@ -356,7 +357,7 @@ type trajectoryResult struct {
 
 // matchRun aligns one run's steps with the reference, the params predicates evaluated on
 // the calls' parsed arguments (with context.*).
-func (ts *compiledTrajectory) matchRun(tc *traceCache, steps []agentgraph.TrajectoryStep, ctxVars map[string]any) trajectoryResult {
+func (ts *compiledTrajectory) matchRun(tc *check.Trace, steps []agentgraph.TrajectoryStep, ctxVars map[string]any) trajectoryResult {
 	calls := make([]trajectory.Call, len(steps))
 	for k, st := range steps {
 		calls[k] = trajectory.Call{Name: st.Name, Response: st.Response}
@@ -368,7 +369,7 @@ func (ts *compiledTrajectory) matchRun(tc *traceCache, steps []agentgraph.Trajec
 			return expr == nil
 		}
 		params, _ := steps[call].Call.ParsedArgs()
-		val, _, err := expr.Eval(tc.ctx, map[string]any{"params": params, "context": ctxVars})
+		val, _, err := expr.Eval(tc.Ctx, map[string]any{"params": params, "context": ctxVars})
 		var ok bool
 		if err == nil {
 			ok, _, err = celexpr.Bool(val)
@@ -410,7 +411,7 @@ func (ts *compiledTrajectory) runs(g *agentgraph.Graph) (runs []trajectoryRun, w
 			}
 		}
 		if len(invs) == 0 {
-			return nil, who, notRun(g, s.AgentName) + "; no trajectory to match"
+			return nil, who, check.NotRun(g, s.AgentName) + "; no trajectory to match"
 		}
 		span := ""
 		if len(invs) == 1 {
@@ -432,7 +433,7 @@ func (ts *compiledTrajectory) runs(g *agentgraph.Graph) (runs []trajectoryRun, w
 			}
 		}
 		if len(runs) == 0 {
-			return nil, who, withNotRun(g, fmt.Sprintf("no handoff %s -> %s in the trace; no trajectory to match", from, to), s.FromAgent, s.ToAgent)
+			return nil, who, check.WithNotRun(g, fmt.Sprintf("no handoff %s -> %s in the trace; no trajectory to match", from, to), s.FromAgent, s.ToAgent)
 		}
 		return runs, who, ""
 	}

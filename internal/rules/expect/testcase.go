@@ -1,4 +1,4 @@
-package rules
+package expect
 
 import (
 	"fmt"
@@ -51,10 +51,10 @@ type TestFields struct {
 	StrictApprovalDecisions *bool `mapstructure:"strict_approval_decisions"`
 }
 
-// withDefaults returns the fields of t with every unset field taken from d (a field set on
+// WithDefaults returns the fields of t with every unset field taken from d (a field set on
 // the case wins as a whole; lists and maps are not merged item by item). inherited names the
 // fields taken from d.
-func (t TestFields) withDefaults(d TestFields) (out TestFields, inherited map[string]bool) {
+func (t TestFields) WithDefaults(d TestFields) (out TestFields, inherited map[string]bool) {
 	out = t
 	inherited = map[string]bool{}
 	if out.ExpectedResult == "" && d.ExpectedResult != "" {
@@ -85,9 +85,9 @@ const approvalReason = "approval decisions are supplied by the test runner that 
 	"a trace collector only observes runs and cannot answer a pending approval. " +
 	`Remove it and assert the observable outcome instead, e.g. expected_result: status == "awaiting_approval"`
 
-// validateTestFields checks the seed-001 fields at path (e.g. `cases[0] (c)` or `defaults`)
+// ValidateTestFields checks the seed-001 fields at path (e.g. `cases[0] (c)` or `defaults`)
 // that CEL compilation does not check.
-func validateTestFields(at string, t TestFields) []error {
+func ValidateTestFields(at string, t TestFields) []error {
 	var errs []error
 	if t.ApprovalDecisions != nil {
 		errs = append(errs, fmt.Errorf("%s.approval_decisions: not supported: %s", at, approvalReason))
@@ -98,9 +98,9 @@ func validateTestFields(at string, t TestFields) []error {
 	return append(errs, validateExpectations(at, t.AgentExpectations)...)
 }
 
-// stepIDs lists, in evaluation order, the step ids the expectations produce under prefix
+// StepIDs lists, in evaluation order, the step ids the expectations produce under prefix
 // ("" for a case's root agent, "expected_child_agents.NAME." below it).
-func (a AgentExpectations) stepIDs(prefix string) []string {
+func (a AgentExpectations) StepIDs(prefix string) []string {
 	var ids []string
 	if a.ExpectedResult != "" {
 		ids = append(ids, prefix+FieldExpectedResult)
@@ -126,7 +126,7 @@ func (a AgentExpectations) stepIDs(prefix string) []string {
 		if child.ExpectedPayload != "" {
 			ids = append(ids, p+FieldExpectedPayload)
 		}
-		ids = append(ids, child.AgentExpectations.stepIDs(p)...)
+		ids = append(ids, child.AgentExpectations.StepIDs(p)...)
 	}
 	return ids
 }

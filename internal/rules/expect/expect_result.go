@@ -1,4 +1,4 @@
-package rules
+package expect
 
 import (
 	"fmt"
@@ -6,11 +6,12 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // evalResult evaluates expected_result on the status, error and output of a's last run
 // (the earlier runs' statuses are named in Actual).
-func (te *traceEval) evalResult(r *Result, a *logicalAgent, e *celexpr.Expr) {
+func (te *TraceEval) evalResult(r *check.Result, a *logicalAgent, e *celexpr.Expr) {
 	inv := a.last()
 	f := te.factsOf(inv)
 	r.Expected = e.Src
@@ -39,7 +40,7 @@ func (te *traceEval) evalResult(r *Result, a *logicalAgent, e *celexpr.Expr) {
 		setError(r, "expected_result of agent %s could not be evaluated: %v", a.label(), err)
 		return
 	}
-	val, _, err := e.Eval(te.deadline, act)
+	val, _, err := e.Eval(te.Deadline, act)
 	if err != nil {
 		setError(r, "expected_result of agent %s could not be evaluated: %v%s", a.label(), err, contextHint(err, te.ctx, e))
 		return
@@ -49,14 +50,14 @@ func (te *traceEval) evalResult(r *Result, a *logicalAgent, e *celexpr.Expr) {
 	case err != nil:
 		setError(r, "expected_result of agent %s: %v", a.label(), err)
 	case isUnknown:
-		r.Outcome = Fail
+		r.Outcome = check.Fail
 		r.Message = fmt.Sprintf("content capture disabled on the exporter: the output of agent %s (span %s) was not captured "+
 			"(none of %s), so `%s` cannot be judged", a.label(), inv.Span.ID, strings.Join(inv.Output.Tried, ", "), e.Src)
 	case ok:
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s: `%s` holds", a.label(), e.Src)
 	default:
-		r.Outcome = Fail
+		r.Outcome = check.Fail
 		r.Message = fmt.Sprintf("agent %s: expected `%s`, got %s (status: %s)", a.label(), e.Src, r.Actual, f.statusWhy)
 	}
 }
@@ -70,8 +71,8 @@ func (e ExpectedResult) set() bool { return e != "" }
 // Validate has nothing to check: the expression is checked when it compiles.
 func (e ExpectedResult) Validate() error { return nil }
 
-func (e ExpectedResult) compile(env compileEnv) (expectation, error) {
-	x, err := celexpr.Compile(env.envs.result, string(e), env.costLimit, cel.OptPartialEval)
+func (e ExpectedResult) compile(env check.Env) (expectation, error) {
+	x, err := celexpr.Compile(env.Exprs.Result, string(e), env.CostLimit, cel.OptPartialEval)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", FieldExpectedResult, err)
 	}
@@ -81,12 +82,12 @@ func (e ExpectedResult) compile(env compileEnv) (expectation, error) {
 // resultCheck is expected_result compiled.
 type resultCheck struct{ e *celexpr.Expr }
 
-func (c resultCheck) refs(prefix string) []stepRef {
-	return []stepRef{{prefix + FieldExpectedResult, FieldExpectedResult, c.e.Src}}
+func (c resultCheck) refs(prefix string) []check.Ref {
+	return []check.Ref{{ID: prefix + FieldExpectedResult, Action: FieldExpectedResult, Expected: c.e.Src}}
 }
 
-func (c resultCheck) evaluate(te *traceEval, base Result, a *logicalAgent, prefix string) []Result {
+func (c resultCheck) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
 	r := fieldResult(base, prefix+FieldExpectedResult, FieldExpectedResult)
 	te.evalResult(&r, a, c.e)
-	return []Result{r}
+	return []check.Result{r}
 }

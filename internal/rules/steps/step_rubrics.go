@@ -1,4 +1,4 @@
-package rules
+package steps
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // RubricsStep is EXPECT_HANDOFF_RUBRICS: every handoff the step selects (FromAgent and
@@ -36,21 +37,21 @@ type RubricsStep struct {
 }
 
 // Action is EXPECT_HANDOFF_RUBRICS.
-func (*RubricsStep) Action() string { return ActionRubrics }
+func (*RubricsStep) Action() string { return check.ActionRubrics }
 
-func (*RubricsStep) readsDAG() {}
+func (*RubricsStep) ReadsDAG() {}
 
 // Validate checks the rubrics and the transient-error patterns.
 func (s *RubricsStep) Validate() error {
-	var errs fieldErrors
+	var errs check.Errors
 	seen := map[string]bool{}
 	for i, name := range s.Rubrics {
 		axis, ok := rubric.CanonicalAxis(name)
 		switch {
 		case !ok:
-			errs.add(fmt.Sprintf("rubrics[%d]", i), "unknown rubric %q (want one of %s)", name, strings.Join(rubric.Axes, ", "))
+			errs.Add(fmt.Sprintf("rubrics[%d]", i), "unknown rubric %q (want one of %s)", name, strings.Join(rubric.Axes, ", "))
 		case seen[axis]:
-			errs.add(fmt.Sprintf("rubrics[%d]", i), "rubric %s is listed twice", axis)
+			errs.Add(fmt.Sprintf("rubrics[%d]", i), "rubric %s is listed twice", axis)
 		}
 		seen[axis] = true
 	}
@@ -58,17 +59,17 @@ func (s *RubricsStep) Validate() error {
 	if s.DeterministicOnly {
 		for i, name := range s.Rubrics {
 			if axis, ok := rubric.CanonicalAxis(name); ok && !rubric.HasDeterministicPart(axis) {
-				errs.add(fmt.Sprintf("rubrics[%d]", i), "%s is graded by the judge alone: remove it, or drop deterministicOnly and configure judge", axis)
+				errs.Add(fmt.Sprintf("rubrics[%d]", i), "%s is graded by the judge alone: remove it, or drop deterministicOnly and configure judge", axis)
 			}
 		}
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 // foreignKey words the refusal of another kind's key: the keys of this step are a
 // subset of EXPECT_HANDOFF_CONTEXT's, easily confused.
-func (*RubricsStep) foreignKey(string) string {
-	return "does not apply to " + ActionRubrics + " (its keys: fromAgent, toAgent, rubrics, ignoredTools, transientErrors)"
+func (*RubricsStep) ForeignKey(string) string {
+	return "does not apply to " + check.ActionRubrics + " (its keys: fromAgent, toAgent, rubrics, ignoredTools, transientErrors)"
 }
 
 // axes is the rubrics the step grades, in report order (by default all four; with
@@ -96,7 +97,7 @@ func (s *RubricsStep) axes() []string {
 }
 
 // judgeProblem: see ContextStep.judgeProblem.
-func (s *RubricsStep) judgeProblem(id string) (field, problem string, ok bool) {
+func (s *RubricsStep) JudgeProblem(id string) (field, problem string, ok bool) {
 	if s.DeterministicOnly {
 		return "", "", false
 	}
@@ -111,7 +112,7 @@ func (s *RubricsStep) judgeProblem(id string) (field, problem string, ok bool) {
 			det = append(det, a)
 		}
 	}
-	fix := judgeFix
+	fix := check.JudgeFix
 	switch {
 	case len(det) == 0:
 		fix = "configure judge (judge.endpoint and judge.model): " + strings.Join(axes, ", ") + " has no deterministic part"
@@ -124,7 +125,7 @@ func (s *RubricsStep) judgeProblem(id string) (field, problem string, ok bool) {
 	return field, fmt.Sprintf("%s grades %s with the judge, but no judge is configured: %s", id, strings.Join(axes, ", "), fix), true
 }
 
-func (s *RubricsStep) compile(compileEnv) (compiledStep, error) {
+func (s *RubricsStep) Compile(check.Env) (check.Compiled, error) {
 	return &rubricStep{cfg: s, axes: s.axes(), checks: rubric.NewChecks(s.IgnoredTools, s.TransientErrors)}, nil
 }
 
@@ -144,31 +145,31 @@ var rubricExpected = map[string]string{
 	rubric.Recovery:    "an error on the round trip is retried (with a changed scope unless transient), falls back or is surfaced, never swallowed (and, judge: handled well)",
 }
 
-func (rs *rubricStep) results(id string) []stepRef {
-	out := make([]stepRef, 0, len(rs.axes))
+func (rs *rubricStep) Results(id string) []check.Ref {
+	out := make([]check.Ref, 0, len(rs.axes))
 	for _, a := range rs.axes {
-		out = append(out, stepRef{id: id + "." + a, action: ActionRubrics, expected: rubricExpected[a]})
+		out = append(out, check.Ref{ID: id + "." + a, Action: check.ActionRubrics, Expected: rubricExpected[a]})
 	}
 	return out
 }
 
-func (rs *rubricStep) evaluate(run *stepRun, id string) {
-	start := len(run.out.results)
+func (rs *rubricStep) Evaluate(run *check.Run, id string) {
+	start := len(run.Out.Results)
 	defer func() {
 		// A bug (or bad input a check did not expect) becomes an error result per rubric:
 		// it never takes the collector down.
 		if p := recover(); p != nil {
-			run.out.truncate(start)
+			run.Out.Truncate(start)
 			for _, axis := range rs.axes {
-				r := run.result(id+"."+axis, ActionRubrics)
-				r.Axis, r.Outcome = axis, Error
+				r := run.NewResult(id+"."+axis, check.ActionRubrics)
+				r.Axis, r.Outcome = axis, check.Error
 				r.Expected, r.Actual = rubricExpected[axis], "evaluation error"
 				r.Message = fmt.Sprintf("internal error while grading the handoff rubrics: %v", p)
-				run.out.add(r)
+				run.Out.Add(r)
 			}
 		}
 	}()
-	s, g := rs.cfg, run.dag
+	s, g := rs.cfg, run.DAG
 	var edges []*agentgraph.Edge
 	for _, e := range g.Edges {
 		if (s.FromAgent == "" || e.From.Name == s.FromAgent) && (s.ToAgent == "" || e.To.Name == s.ToAgent) {
@@ -181,28 +182,28 @@ func (rs *rubricStep) evaluate(run *stepRun, id string) {
 			what = fmt.Sprintf("no handoff %s -> %s", orAny(s.FromAgent), orAny(s.ToAgent))
 		}
 		for _, axis := range rs.axes {
-			r := run.result(id+"."+axis, ActionRubrics)
-			r.Axis, r.Outcome = axis, Skipped
+			r := run.NewResult(id+"."+axis, check.ActionRubrics)
+			r.Axis, r.Outcome = axis, check.Skipped
 			r.Expected, r.Actual = rubricExpected[axis], "no handoff"
-			r.Message = withNotRun(g, what+" in this trace: nothing to grade", s.FromAgent, s.ToAgent)
-			run.out.add(r)
+			r.Message = check.WithNotRun(g, what+" in this trace: nothing to grade", s.FromAgent, s.ToAgent)
+			run.Out.Add(r)
 		}
 		return
 	}
-	x := run.tc.index()
+	x := run.Trace.Index()
 	for _, e := range edges {
 		for _, axis := range rs.axes {
-			r := run.result(id+"."+axis, ActionRubrics)
+			r := run.NewResult(id+"."+axis, check.ActionRubrics)
 			r.Axis, r.From, r.To = axis, e.From.Name, e.To.Name
 			r.Expected = fmt.Sprintf("%s -> %s: %s", e.From.Name, e.To.Name, rubricExpected[axis])
 			r.Spans = []string{e.To.Span.ID.String()}
 			if e.Via != nil {
 				r.Spans = append(r.Spans, e.Via.ID.String())
 			}
-			if run.ev.gates != nil {
-				_, r.Gated = run.ev.gates.Threshold(e.From.Name, e.To.Name, axis)
+			if run.Judging.Gates != nil {
+				_, r.Gated = run.Judging.Gates.Threshold(e.From.Name, e.To.Name, axis)
 			}
-			run.out.addGraded(r, rs.grade(run, &r, axis, e, x))
+			run.Out.AddGraded(r, rs.grade(run, &r, axis, e, x))
 		}
 	}
 }
@@ -215,11 +216,11 @@ func orAny(name string) string {
 }
 
 // judgeOff says why the judge does not grade the step ("" when it does).
-func (rs *rubricStep) judgeOff(ev *Evaluator) string {
+func (rs *rubricStep) judgeOff(ev *check.Judging) string {
 	switch {
 	case rs.cfg.DeterministicOnly:
 		return "the step is deterministicOnly"
-	case ev.judge == nil:
+	case ev.Grader == nil:
 		return "no judge is configured"
 	}
 	return ""
@@ -227,11 +228,11 @@ func (rs *rubricStep) judgeOff(ev *Evaluator) string {
 
 // grade decides one rubric on one handoff; it returns the result to fill in when a judge
 // grading was scheduled.
-func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.Edge, x *rubric.Index) *Result {
-	ev := run.ev
-	c := rs.checks.Check(axis, e, x, ev.judge != nil) // what the judge reads is made only when a judge grades
+func (rs *rubricStep) grade(run *check.Run, r *check.Result, axis string, e *agentgraph.Edge, x *rubric.Index) *check.Result {
+	ev := run.Judging
+	c := rs.checks.Check(axis, e, x, ev.Grader != nil) // what the judge reads is made only when a judge grades
 	if c.Skipped {
-		r.Outcome, r.Actual, r.Message = Skipped, c.SkipActual, c.SkipMessage
+		r.Outcome, r.Actual, r.Message = check.Skipped, c.SkipActual, c.SkipMessage
 		return nil
 	}
 	var failed, passed, na, states []string
@@ -249,16 +250,16 @@ func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.
 	det := strings.Join(states, ", ")
 	if len(failed) > 0 {
 		zero := 0.0
-		r.Outcome, r.Score, r.Cluster = Fail, &zero, rubric.FailureCluster(axis, c.Parts)
+		r.Outcome, r.Score, r.Cluster = check.Fail, &zero, rubric.FailureCluster(axis, c.Parts)
 		r.Actual = "score 0: " + det
 		r.Message = strings.Join(failed, "; ")
 		return nil
 	}
 	off := rs.judgeOff(ev)
 	if off == "" && c.Missing == "" {
-		job := run.tc.jr.Add(judge.Request{Rubric: axis, Criteria: rubric.Text(ev.rubrics, axis), Fields: c.Fields})
+		job := run.Trace.Batch.Add(judge.Request{Rubric: axis, Criteria: rubric.Text(ev.Rubrics, axis), Fields: c.Fields})
 		filled := *r
-		run.tc.jr.Then(func() { applyRubricJudge(ev, &filled, job, det, passed) })
+		run.Trace.Batch.Then(func() { applyRubricJudge(ev, &filled, job, det, passed) })
 		return &filled
 	}
 	withoutJudge(r, axis, off, c.Missing, det, passed, na)
@@ -267,11 +268,11 @@ func (rs *rubricStep) grade(run *stepRun, r *Result, axis string, e *agentgraph.
 
 // withoutJudge decides a rubric the judge does not grade (off: why not; missing: the
 // content it would need was not captured) from its deterministic parts.
-func withoutJudge(r *Result, axis, off, missing, det string, passed, na []string) {
+func withoutJudge(r *check.Result, axis, off, missing, det string, passed, na []string) {
 	switch {
 	case len(passed) > 0:
 		one := 1.0
-		r.Outcome, r.Score = Pass, &one
+		r.Outcome, r.Score = check.Pass, &one
 		r.Actual = "score 1: " + det
 		r.Message = strings.Join(passed, "; ")
 		if len(na) > 0 {
@@ -283,13 +284,13 @@ func withoutJudge(r *Result, axis, off, missing, det string, passed, na []string
 			r.Message += "; the judge part was not graded: " + missing
 		}
 	case off != "":
-		r.Outcome, r.Actual = Skipped, "not graded"
+		r.Outcome, r.Actual = check.Skipped, "not graded"
 		r.Message = "judge-graded rubric: " + off + ", so " + axis + " was not graded"
 		if len(na) > 0 {
 			r.Message += "; the deterministic checks could not run: " + strings.Join(na, "; ")
 		}
 	default:
-		r.Outcome, r.Actual = Skipped, "not graded"
+		r.Outcome, r.Actual = check.Skipped, "not graded"
 		r.Message = missing
 		if len(na) > 0 {
 			r.Message += "; " + strings.Join(na, "; ")
@@ -298,13 +299,13 @@ func withoutJudge(r *Result, axis, off, missing, det string, passed, na []string
 }
 
 // applyRubricJudge fills in a rubric result from its grading.
-func applyRubricJudge(ev *Evaluator, r *Result, job *judge.Job, det string, passed []string) {
+func applyRubricJudge(ev *check.Judging, r *check.Result, job *judge.Job, det string, passed []string) {
 	detail := ""
 	if len(passed) > 0 {
 		detail = "; deterministic checks passed: " + strings.Join(passed, "; ")
 	}
 	if job.Err != nil {
-		r.Outcome, r.Message = judgeOutcome(job.Err)
+		r.Outcome, r.Message = check.JudgeOutcome(job.Err)
 		r.Actual = "not graded"
 		if det != "" {
 			r.Actual += ": " + det
@@ -314,11 +315,11 @@ func applyRubricJudge(ev *Evaluator, r *Result, job *judge.Job, det string, pass
 	}
 	v := job.Verdict
 	score := v.Score
-	r.Score, r.Judge = &score, ev.verdict(v)
+	r.Score, r.Judge = &score, ev.Verdict(v)
 	verdict := "fail"
-	r.Outcome, r.Cluster = Fail, rubric.FailureCluster(r.Axis, nil)
+	r.Outcome, r.Cluster = check.Fail, rubric.FailureCluster(r.Axis, nil)
 	if v.Pass {
-		r.Outcome, verdict = Pass, "pass"
+		r.Outcome, verdict = check.Pass, "pass"
 	}
 	r.Actual = fmt.Sprintf("score %.2f (judge)", score)
 	if det != "" {
@@ -327,10 +328,10 @@ func applyRubricJudge(ev *Evaluator, r *Result, job *judge.Job, det string, pass
 	r.Message = fmt.Sprintf("judge: %s (score %.2f, %s)%s", v.Reason, score, verdict, detail)
 }
 
-func (s *RubricsStep) names() []StepName {
-	out := agentNames("fromAgent", s.FromAgent, "toAgent", s.ToAgent)
+func (s *RubricsStep) Names() []check.StepName {
+	out := check.AgentNames("fromAgent", s.FromAgent, "toAgent", s.ToAgent)
 	for k, t := range s.IgnoredTools {
-		out = append(out, StepName{Key: fmt.Sprintf("ignoredTools[%d]", k), Tool: true, Name: t})
+		out = append(out, check.StepName{Key: fmt.Sprintf("ignoredTools[%d]", k), Tool: true, Name: t})
 	}
 	return out
 }

@@ -1,15 +1,17 @@
-package rules
+package expect
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 func orderExpected(order []string) string {
 	return strings.Join(order, " -> ") + " in this relative order"
 }
 
-func toolOrder(r *Result, a *logicalAgent, order []string) {
+func toolOrder(r *check.Result, a *logicalAgent, order []string) {
 	r.Expected = orderExpected(order)
 	j := 0
 	var spans []string
@@ -22,11 +24,11 @@ func toolOrder(r *Result, a *logicalAgent, order []string) {
 	r.Actual = toolSequence(a)
 	r.Spans = spans
 	if j == len(order) {
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s called %s in order", a.label(), strings.Join(order, " -> "))
 		return
 	}
-	r.Outcome = Fail
+	r.Outcome = check.Fail
 	if j == 0 {
 		r.Message = fmt.Sprintf("agent %s: expected %s in this order, but %s was never called (calls: %s)",
 			a.label(), strings.Join(order, " -> "), order[0], r.Actual)
@@ -63,26 +65,26 @@ func (o ExpectedToolCallOrder) Validate() error {
 	return validToolNames(FieldExpectedToolCallOrder, o)
 }
 
-func (o ExpectedToolCallOrder) compile(compileEnv) (expectation, error) { return o, nil }
+func (o ExpectedToolCallOrder) compile(check.Env) (expectation, error) { return o, nil }
 
-func (o ExpectedToolCallOrder) refs(prefix string) []stepRef {
-	return []stepRef{{prefix + FieldExpectedToolCallOrder, FieldExpectedToolCallOrder, orderExpected(o)}}
+func (o ExpectedToolCallOrder) refs(prefix string) []check.Ref {
+	return []check.Ref{{ID: prefix + FieldExpectedToolCallOrder, Action: FieldExpectedToolCallOrder, Expected: orderExpected(o)}}
 }
 
-func (o ExpectedToolCallOrder) evaluate(_ *traceEval, base Result, a *logicalAgent, prefix string) []Result {
+func (o ExpectedToolCallOrder) evaluate(_ *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
 	r := fieldResult(base, prefix+FieldExpectedToolCallOrder, FieldExpectedToolCallOrder)
 	toolOrder(&r, a, o)
 	r.Spans = append(a.spanIDs(), r.Spans...)
-	return []Result{r}
+	return []check.Result{r}
 }
 
 // validToolNames reports each empty tool name of the list field.
 func validToolNames(field string, names []string) error {
-	var errs fieldErrors
+	var errs check.Errors
 	for i, name := range names {
 		if strings.TrimSpace(name) == "" {
-			errs.add(fmt.Sprintf("%s[%d]", field, i), "the tool name must not be empty")
+			errs.Add(fmt.Sprintf("%s[%d]", field, i), "the tool name must not be empty")
 		}
 	}
-	return errs.err()
+	return errs.Err()
 }

@@ -1,4 +1,4 @@
-package rules
+package steps
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // BudgetStep is EXPECT_AGENT_BUDGET: every run of AgentName stays, over its whole subtree,
@@ -20,33 +21,35 @@ type BudgetStep struct {
 }
 
 // Action is EXPECT_AGENT_BUDGET.
-func (*BudgetStep) Action() string { return ActionBudget }
+func (*BudgetStep) Action() string { return check.ActionBudget }
 
-func (*BudgetStep) readsDAG() {}
+func (*BudgetStep) ReadsDAG() {}
 
 // Validate checks the agent and the limits.
 func (s *BudgetStep) Validate() error {
-	var errs fieldErrors
+	var errs check.Errors
 	if s.AgentName == "" {
-		errs.add("agentName", "must name the agent whose subtree is budgeted")
+		errs.Add("agentName", "must name the agent whose subtree is budgeted")
 	}
 	if s.MaxTokens == nil && s.MaxDurationMs == nil && s.MaxToolCalls == nil && s.MaxCostUsd == nil {
-		errs.add("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls, maxCostUsd")
+		errs.Add("maxTokens", "set at least one of maxTokens, maxDurationMs, maxToolCalls, maxCostUsd")
 	}
 	s.validateCost(&errs)
 	if s.MaxTokens != nil && *s.MaxTokens < 0 {
-		errs.add("maxTokens", "must not be negative, got %d", *s.MaxTokens)
+		errs.Add("maxTokens", "must not be negative, got %d", *s.MaxTokens)
 	}
 	if s.MaxDurationMs != nil && *s.MaxDurationMs < 0 {
-		errs.add("maxDurationMs", "must not be negative, got %g", *s.MaxDurationMs)
+		errs.Add("maxDurationMs", "must not be negative, got %g", *s.MaxDurationMs)
 	}
-	errs.nonNegative("maxToolCalls", s.MaxToolCalls)
-	return errs.err()
+	errs.NonNegative("maxToolCalls", s.MaxToolCalls)
+	return errs.Err()
 }
 
-func (s *BudgetStep) compile(compileEnv) (compiledStep, error) { return s, nil }
+func (s *BudgetStep) Compile(check.Env) (check.Compiled, error) { return s, nil }
 
-func (s *BudgetStep) results(id string) []stepRef { return []stepRef{{id: id, action: ActionBudget}} }
+func (s *BudgetStep) Results(id string) []check.Ref {
+	return []check.Ref{{ID: id, Action: check.ActionBudget}}
+}
 
 func (s *BudgetStep) expected() string {
 	var want []string
@@ -65,9 +68,9 @@ func (s *BudgetStep) expected() string {
 	return s.AgentName + " subtree: " + strings.Join(want, ", ")
 }
 
-func (s *BudgetStep) evaluate(run *stepRun, id string) {
-	r := run.result(id, ActionBudget)
-	g := run.dag
+func (s *BudgetStep) Evaluate(run *check.Run, id string) {
+	r := run.NewResult(id, check.ActionBudget)
+	g := run.DAG
 	r.Expected = s.expected()
 	var problems, unknown, actual []string
 	runs := 0
@@ -77,7 +80,7 @@ func (s *BudgetStep) evaluate(run *stepRun, id string) {
 		}
 		runs++
 		sub := inv.Subtree
-		if len(actual) < maxListed {
+		if len(actual) < check.MaxListed {
 			actual = append(actual, usage(sub)+s.costActual(sub))
 			r.Spans = append(r.Spans, inv.Span.ID.String())
 		}
@@ -85,26 +88,26 @@ func (s *BudgetStep) evaluate(run *stepRun, id string) {
 		problems = append(problems, over...)
 		unknown = append(unknown, undecided...)
 	}
-	defer func() { run.out.add(r) }()
+	defer func() { run.Out.Add(r) }()
 	if runs == 0 {
-		r.Outcome, r.Actual = Skipped, "agent did not run"
-		r.Message = notRun(g, s.AgentName) + "; nothing to budget"
+		r.Outcome, r.Actual = check.Skipped, "agent did not run"
+		r.Message = check.NotRun(g, s.AgentName) + "; nothing to budget"
 		return
 	}
-	r.Actual = listed(actual, runs, "; ", "runs")
+	r.Actual = check.Listed(actual, runs, "; ", "runs")
 	if len(problems) == 0 && len(unknown) > 0 {
 		// Never a pass on a duration nobody knows; an error, like a grading that erred:
 		// the trace's timestamps are broken, not the agent's budget.
-		r.Outcome, r.Message = Error, listed(unknown, len(unknown), "; ", "runs")
+		r.Outcome, r.Message = check.Error, check.Listed(unknown, len(unknown), "; ", "runs")
 		return
 	}
-	verdict(&r, capList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
-	r.classify(cluster.BudgetBlowout)
+	check.Verdict(&r, check.CapList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+	r.Classify(cluster.BudgetBlowout)
 }
 
 // usage renders what a run's subtree used.
 func usage(sub agentgraph.Rollup) string {
-	duration := fmt.Sprintf("%gms", round(sub.DurationMs))
+	duration := fmt.Sprintf("%gms", check.Round(sub.DurationMs))
 	if sub.DurationUnknown > 0 {
 		duration = "unknown (" + unknownDuration(sub) + ")"
 	}
@@ -125,9 +128,9 @@ func (s *BudgetStep) overruns(inv *agentgraph.Invocation) (over, undecided []str
 		// decided.
 		switch {
 		case sub.DurationMs > *s.MaxDurationMs && sub.DurationUnknown > 0:
-			over = append(over, fmt.Sprintf("%s took at least %gms, over maxDurationMs %g (%s)", at, round(sub.DurationMs), *s.MaxDurationMs, unknownDuration(sub)))
+			over = append(over, fmt.Sprintf("%s took at least %gms, over maxDurationMs %g (%s)", at, check.Round(sub.DurationMs), *s.MaxDurationMs, unknownDuration(sub)))
 		case sub.DurationMs > *s.MaxDurationMs:
-			over = append(over, fmt.Sprintf("%s took %gms, over maxDurationMs %g", at, round(sub.DurationMs), *s.MaxDurationMs))
+			over = append(over, fmt.Sprintf("%s took %gms, over maxDurationMs %g", at, check.Round(sub.DurationMs), *s.MaxDurationMs))
 		case sub.DurationUnknown > 0:
 			undecided = append(undecided, fmt.Sprintf("%s: the duration is unknown because %s, so maxDurationMs %g cannot be checked", at, unknownDuration(sub), *s.MaxDurationMs))
 		}
@@ -152,4 +155,4 @@ func unknownDuration(sub agentgraph.Rollup) string {
 	return why
 }
 
-func (s *BudgetStep) names() []StepName { return agentNames("agentName", s.AgentName) }
+func (s *BudgetStep) Names() []check.StepName { return check.AgentNames("agentName", s.AgentName) }

@@ -1,4 +1,4 @@
-package rules
+package expect
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	"go.opentelemetry.io/collector/confmap"
 )
 
@@ -16,19 +17,19 @@ type compiledChild struct {
 	name      string
 	payload   *celexpr.Expr
 	triggered *int
-	compiledExpectations
+	CompiledFields
 }
 
 // steps of a child entry: its count, its payload, then its expectations on the receiver.
-func (ch *compiledChild) steps(p string) []stepRef {
-	var out []stepRef
+func (ch *compiledChild) steps(p string) []check.Ref {
+	var out []check.Ref
 	if ch.triggered != nil {
-		out = append(out, stepRef{p + FieldExpectedTriggered, FieldExpectedTriggered, fmt.Sprintf("%s triggered %d times", ch.name, *ch.triggered)})
+		out = append(out, check.Ref{ID: p + FieldExpectedTriggered, Action: FieldExpectedTriggered, Expected: fmt.Sprintf("%s triggered %d times", ch.name, *ch.triggered)})
 	}
 	if ch.payload != nil {
-		out = append(out, stepRef{p + FieldExpectedPayload, FieldExpectedPayload, ch.payload.Src})
+		out = append(out, check.Ref{ID: p + FieldExpectedPayload, Action: FieldExpectedPayload, Expected: ch.payload.Src})
 	}
-	return append(out, ch.compiledExpectations.steps(p)...)
+	return append(out, ch.CompiledFields.Refs(p)...)
 }
 
 func childPrefix(prefix, name string) string {
@@ -61,7 +62,7 @@ var handoffDetections = map[string]bool{
 // triggersOf lists the triggers of the agent called name by inv, in start order: every
 // outgoing edge to it, plus trigger and transfer calls to it whose receiver did not run in
 // this trace (their payload and count are still observable).
-func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trigger {
+func (te *TraceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trigger {
 	var out []*trigger
 	via := map[*agentgraph.Span]bool{}
 	// Trigger and transfer calls are delegation calls in the model, not tool calls (with
@@ -102,7 +103,7 @@ func (te *traceEval) triggersOf(inv *agentgraph.Invocation, name string) []*trig
 
 // triggersOfAgent lists the triggers of the agent called name by all runs of a, in start
 // order; a trigger of one of a's own runs (the same logical agent resumed) is none.
-func (te *traceEval) triggersOfAgent(a *logicalAgent, name string) []*trigger {
+func (te *TraceEval) triggersOfAgent(a *logicalAgent, name string) []*trigger {
 	if len(a.runs) == 1 {
 		return te.triggersOf(a.runs[0], name)
 	}
@@ -163,9 +164,9 @@ func fireAndForget(e *agentgraph.Edge, call *agentgraph.ToolCall) (bool, string)
 // all triggers; the rest of the spec (payload, result, tools, nested children) must be
 // satisfied by at least one trigger: the first trigger satisfying all of it is reported,
 // else the one closest to it (most assertions passing, earliest on a tie).
-func (te *traceEval) evalChild(base Result, a *logicalAgent, ch *compiledChild, p string) []Result {
+func (te *TraceEval) evalChild(base check.Result, a *logicalAgent, ch *compiledChild, p string) []check.Result {
 	triggers := te.triggersOfAgent(a, ch.name)
-	var out []Result
+	var out []check.Result
 	if ch.triggered != nil {
 		out = append(out, te.triggeredCount(base, a, ch, p, triggers))
 	}
@@ -183,7 +184,7 @@ func (te *traceEval) evalChild(base Result, a *logicalAgent, ch *compiledChild, 
 }
 
 // triggeredCount is expected_triggered: the exact number of triggers.
-func (te *traceEval) triggeredCount(base Result, a *logicalAgent, ch *compiledChild, p string, triggers []*trigger) Result {
+func (te *TraceEval) triggeredCount(base check.Result, a *logicalAgent, ch *compiledChild, p string, triggers []*trigger) check.Result {
 	r := fieldResult(base, p+FieldExpectedTriggered, FieldExpectedTriggered)
 	r.Expected = fmt.Sprintf("%s triggered %d times", ch.name, *ch.triggered)
 	ff := 0
@@ -201,32 +202,32 @@ func (te *traceEval) triggeredCount(base Result, a *logicalAgent, ch *compiledCh
 		r.Actual += fmt.Sprintf(" (%d fire-and-forget)", ff)
 	}
 	if len(triggers) == *ch.triggered {
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s triggered %s %s", a.label(), ch.name, r.Actual)
 	} else {
-		r.Outcome, r.Cluster = Fail, cluster.WrongDispatch
+		r.Outcome, r.Cluster = check.Fail, cluster.WrongDispatch
 		r.Message = fmt.Sprintf("expected agent %s to trigger %s %d times, saw %s", a.label(), ch.name, *ch.triggered, r.Actual)
 	}
 	if len(triggers) == 0 {
-		r.Message = withNotRun(te.g, r.Message, ch.name)
+		r.Message = check.WithNotRun(te.G, r.Message, ch.name)
 	}
 	return r
 }
 
 // notTriggered decides the rest of a child spec when a never triggered the child: skipped
 // when expected_triggered: 0 asks for just that, else failed.
-func (te *traceEval) notTriggered(base Result, a *logicalAgent, ch *compiledChild, rest []stepRef) []Result {
-	out := make([]Result, 0, len(rest))
+func (te *TraceEval) notTriggered(base check.Result, a *logicalAgent, ch *compiledChild, rest []check.Ref) []check.Result {
+	out := make([]check.Result, 0, len(rest))
 	for _, ref := range rest {
-		r := fieldResult(base, ref.id, ref.action)
-		r.Expected, r.Actual = ref.expected, "not triggered"
+		r := fieldResult(base, ref.ID, ref.Action)
+		r.Expected, r.Actual = ref.Expected, "not triggered"
 		r.Spans = a.spanIDs()
 		if ch.triggered != nil && *ch.triggered == 0 {
-			r.Outcome = Skipped
+			r.Outcome = check.Skipped
 			r.Message = fmt.Sprintf("agent %s did not trigger %s (as expected_triggered: 0 requires); nothing to assert", a.label(), ch.name)
 		} else {
-			r.Outcome, r.Cluster = Fail, cluster.WrongDispatch
-			r.Message = withNotRun(te.g, fmt.Sprintf("agent %s never triggered %s (%s)", a.label(), ch.name, childSummary(a)), ch.name)
+			r.Outcome, r.Cluster = check.Fail, cluster.WrongDispatch
+			r.Message = check.WithNotRun(te.G, fmt.Sprintf("agent %s never triggered %s (%s)", a.label(), ch.name, childSummary(a)), ch.name)
 		}
 		out = append(out, r)
 	}
@@ -236,15 +237,15 @@ func (te *traceEval) notTriggered(base Result, a *logicalAgent, ch *compiledChil
 // bestTrigger evaluates the rest of a child spec on each trigger: the first that satisfies
 // all of it, else the closest (most assertions passing, earliest on a tie), named in the
 // messages when there are several.
-func (te *traceEval) bestTrigger(base Result, a *logicalAgent, ch *compiledChild, p string, triggers []*trigger) []Result {
-	var best []Result
+func (te *TraceEval) bestTrigger(base check.Result, a *logicalAgent, ch *compiledChild, p string, triggers []*trigger) []check.Result {
+	var best []check.Result
 	bestScore, bestIndex := -1, 0
 	for i, t := range triggers {
 		rs := te.evalTrigger(base, t, ch, p)
 		score, ok := 0, true
 		for _, r := range rs {
 			switch r.Outcome {
-			case Pass, Skipped:
+			case check.Pass, check.Skipped:
 				score++
 			default:
 				ok = false
@@ -263,7 +264,7 @@ func (te *traceEval) bestTrigger(base Result, a *logicalAgent, ch *compiledChild
 	}
 	t := triggers[bestIndex]
 	for i := range best {
-		if best[i].Outcome == Pass || best[i].Outcome == Skipped {
+		if best[i].Outcome == check.Pass || best[i].Outcome == check.Skipped {
 			best[i].Message = fmt.Sprintf("%s trigger %d of %d (span %s): %s", ch.name, bestIndex+1, len(triggers), t.spanID, best[i].Message)
 		} else {
 			best[i].Message = fmt.Sprintf("no trigger of %s by %s satisfies the whole spec; closest is trigger %d of %d (span %s): %s",
@@ -274,40 +275,40 @@ func (te *traceEval) bestTrigger(base Result, a *logicalAgent, ch *compiledChild
 }
 
 // evalTrigger evaluates a child spec (without its count) on one trigger.
-func (te *traceEval) evalTrigger(base Result, t *trigger, ch *compiledChild, p string) []Result {
-	var out []Result
+func (te *TraceEval) evalTrigger(base check.Result, t *trigger, ch *compiledChild, p string) []check.Result {
+	var out []check.Result
 	if ch.payload != nil {
 		r := base
 		r.Step, r.Action = p+FieldExpectedPayload, FieldExpectedPayload
 		te.evalPayload(&r, t, ch)
 		out = append(out, r)
 	}
-	if ch.compiledExpectations.empty() {
+	if ch.CompiledFields.Empty() {
 		return out
 	}
 	if t.fireAndForget {
-		for _, ref := range ch.compiledExpectations.steps(p) {
+		for _, ref := range ch.CompiledFields.Refs(p) {
 			r := base
-			r.Step, r.Action, r.Expected = ref.id, ref.action, ref.expected
-			r.Outcome, r.Actual = Fail, "fire-and-forget trigger"
+			r.Step, r.Action, r.Expected = ref.ID, ref.Action, ref.Expected
+			r.Outcome, r.Actual = check.Fail, "fire-and-forget trigger"
 			r.Spans = []string{t.spanID}
 			if t.receiver == nil {
 				r.Actual = "run not in this trace"
 				r.Message = fmt.Sprintf("%s cannot be asserted on %s: %s; only expected_payload and expected_triggered apply to it",
-					ref.action, ch.name, t.why)
+					ref.Action, ch.name, t.why)
 			} else {
 				r.Message = fmt.Sprintf("%s cannot be asserted on %s: it was triggered fire-and-forget (%s), so its result, tool calls and "+
 					"triggered agents are not awaited; wait for the response (wait_for_response=True) or assert only expected_payload and expected_triggered",
-					ref.action, ch.name, t.why)
+					ref.Action, ch.name, t.why)
 			}
 			out = append(out, r)
 		}
 		return out
 	}
-	return append(out, te.evalExpectations(base, oneRun(t.receiver), &ch.compiledExpectations, p)...)
+	return append(out, te.Evaluate(base, oneRun(t.receiver), &ch.CompiledFields, p)...)
 }
 
-func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
+func (te *TraceEval) evalPayload(r *check.Result, t *trigger, ch *compiledChild) {
 	e := ch.payload
 	value, raw, from, found := payloadOf(t)
 	r.Expected = e.Src
@@ -326,7 +327,7 @@ func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
 		setError(r, "expected_payload of %s: %v", ch.name, err)
 		return
 	}
-	val, _, err := e.Eval(te.deadline, act)
+	val, _, err := e.Eval(te.Deadline, act)
 	if err != nil {
 		setError(r, "expected_payload of %s could not be evaluated: %v%s", ch.name, err, contextHint(err, te.ctx, e))
 		return
@@ -340,14 +341,14 @@ func (te *traceEval) evalPayload(r *Result, t *trigger, ch *compiledChild) {
 		if t.receiver != nil {
 			tried = "none of " + strings.Join(t.receiver.Input.Tried, ", ")
 		}
-		r.Outcome = Fail
+		r.Outcome = check.Fail
 		r.Message = fmt.Sprintf("content capture disabled on the exporter: the payload of %s (span %s) was not captured: "+
 			"the trigger recorded no arguments and the receiving span has %s", ch.name, t.spanID, tried)
 	case ok:
-		r.Outcome = Pass
+		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("%s payload: `%s` holds", ch.name, e.Src)
 	default:
-		r.Outcome, r.Cluster = Fail, cluster.DroppedConstraint
+		r.Outcome, r.Cluster = check.Fail, cluster.DroppedConstraint
 		r.Message = fmt.Sprintf("%s payload: expected `%s`, got %s", ch.name, e.Src, r.Actual)
 	}
 }
@@ -362,7 +363,7 @@ func childSummary(a *logicalAgent) string {
 	for _, e := range edges {
 		counts[e.To.Name]++
 	}
-	return "it triggered: " + formatCounts(counts)
+	return "it triggered: " + check.FormatCounts(counts)
 }
 
 // ChildAgents is expected_child_agents: agent name → spec, recursively. It wraps the map so
@@ -425,7 +426,7 @@ func (c ChildAgents) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: the agent name must not be empty", FieldExpectedChildAgents))
 			continue
 		}
-		if child == nil || (child.ExpectedPayload == "" && child.ExpectedTriggered == nil && child.empty()) {
+		if child == nil || (child.ExpectedPayload == "" && child.ExpectedTriggered == nil && child.Empty()) {
 			errs = append(errs, fmt.Errorf("%s: set at least one of expected_payload, expected_triggered, expected_result, "+
 				"expected_tool_calls, expected_tool_call_order, expected_no_tool_calls, expected_child_agents", where))
 			continue
@@ -438,7 +439,7 @@ func (c ChildAgents) Validate() error {
 	return joinErrs(errs)
 }
 
-func (c ChildAgents) compile(env compileEnv) (expectation, error) {
+func (c ChildAgents) compile(env check.Env) (expectation, error) {
 	var errs []error
 	var out childChecks
 	for _, name := range sortedKeys(c.specs) {
@@ -449,15 +450,15 @@ func (c ChildAgents) compile(env compileEnv) (expectation, error) {
 		where := FieldExpectedChildAgents + "." + name
 		ch := &compiledChild{name: name, triggered: spec.ExpectedTriggered}
 		if spec.ExpectedPayload != "" {
-			e, err := celexpr.Compile(env.envs.payload, spec.ExpectedPayload, env.costLimit, cel.OptPartialEval)
+			e, err := celexpr.Compile(env.Exprs.Payload, spec.ExpectedPayload, env.CostLimit, cel.OptPartialEval)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.%s: %w", where, FieldExpectedPayload, err))
 			}
 			ch.payload = e
 		}
-		sub, subErrs := compileExpectations(env, where, spec.AgentExpectations)
+		sub, subErrs := CompileFields(env, where, spec.AgentExpectations)
 		errs = append(errs, subErrs...)
-		ch.compiledExpectations = *sub
+		ch.CompiledFields = *sub
 		out = append(out, ch)
 	}
 	return out, joinErrs(errs)
@@ -466,16 +467,16 @@ func (c ChildAgents) compile(env compileEnv) (expectation, error) {
 // childChecks is expected_child_agents compiled, sorted by agent name.
 type childChecks []*compiledChild
 
-func (cc childChecks) refs(prefix string) []stepRef {
-	var out []stepRef
+func (cc childChecks) refs(prefix string) []check.Ref {
+	var out []check.Ref
 	for _, ch := range cc {
 		out = append(out, ch.steps(childPrefix(prefix, ch.name))...)
 	}
 	return out
 }
 
-func (cc childChecks) evaluate(te *traceEval, base Result, a *logicalAgent, prefix string) []Result {
-	var out []Result
+func (cc childChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
+	var out []check.Result
 	for _, ch := range cc {
 		out = append(out, te.evalChild(base, a, ch, childPrefix(prefix, ch.name))...)
 	}

@@ -1,8 +1,16 @@
-package rules
+// Package expect holds the seed-001 test-case fields (expected_result, expected_tool_calls,
+// expected_tool_call_order, expected_no_tool_calls, expected_child_agents), one per file
+// (expect_*.go), each with its typed config, Validate, compiled form and evaluation, asserted
+// on one logical agent over its runs (testcase_agent.go). The case engine (internal/rules)
+// compiles a case's fields (CompileFields) and evaluates them on the root agent
+// (TraceEval.Evaluate).
+package expect
 
 import (
 	"context"
 	"errors"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // A seed-001 test-case field is one check kind on an agent, as a step is: its typed config
@@ -16,27 +24,23 @@ type expectField interface {
 	// Validate checks what CEL compilation does not; each error starts with the field's key.
 	Validate() error
 	// compile builds the field's check; errors start with the field's key.
-	compile(env compileEnv) (expectation, error)
+	compile(env check.Env) (expectation, error)
 }
 
 // expectation is one test-case field, compiled.
 type expectation interface {
 	// refs are the results it produces under prefix (step ids, action, expected), in order.
-	refs(prefix string) []stepRef
+	refs(prefix string) []check.Ref
 	// evaluate asserts the field on agent a (one run, or the root agent over its runs).
-	evaluate(te *traceEval, base Result, a *logicalAgent, prefix string) []Result
+	evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result
 }
-
-// stepRef is one assertion a compiled step or field produces: its step id, its action and
-// what it expects.
-type stepRef struct{ id, action, expected string }
 
 // fields lists a's fields in evaluation order.
 func (a AgentExpectations) fields() []expectField {
 	return []expectField{a.ExpectedResult, a.ExpectedToolCalls, a.ExpectedToolCallOrder, a.ExpectedNoToolCalls, a.ExpectedChildAgents}
 }
 
-func (a AgentExpectations) empty() bool {
+func (a AgentExpectations) Empty() bool {
 	for _, f := range a.fields() {
 		if f.set() {
 			return false
@@ -49,34 +53,34 @@ func (a AgentExpectations) empty() bool {
 func validateExpectations(at string, a AgentExpectations) []error {
 	var errs []error
 	for _, f := range a.fields() {
-		errs = append(errs, prefixed(at, f.Validate())...)
+		errs = append(errs, check.Prefixed(at, f.Validate())...)
 	}
 	return errs
 }
 
-// compiledExpectations are an agent's test-case fields compiled: one slot per field, in
+// CompiledFields are an agent's test-case fields compiled: one slot per field, in
 // evaluation order (nil: not set).
-type compiledExpectations struct {
+type CompiledFields struct {
 	slots []expectation
 }
 
-// compileExpectations compiles the fields of a; at is their path.
-func compileExpectations(env compileEnv, at string, a AgentExpectations) (*compiledExpectations, []error) {
-	c := &compiledExpectations{}
+// CompileFields compiles the fields of a; at is their path.
+func CompileFields(env check.Env, at string, a AgentExpectations) (*CompiledFields, []error) {
+	c := &CompiledFields{}
 	var errs []error
 	for _, f := range a.fields() {
 		var e expectation
 		if f.set() {
 			var err error
 			e, err = f.compile(env)
-			errs = append(errs, prefixed(at, err)...)
+			errs = append(errs, check.Prefixed(at, err)...)
 		}
 		c.slots = append(c.slots, e)
 	}
 	return c, errs
 }
 
-func (c *compiledExpectations) empty() bool {
+func (c *CompiledFields) Empty() bool {
 	for _, e := range c.slots {
 		if e != nil {
 			return false
@@ -85,8 +89,8 @@ func (c *compiledExpectations) empty() bool {
 	return true
 }
 
-// inherit fills every field c does not set from d (the compiled defaults).
-func (c *compiledExpectations) inherit(d *compiledExpectations) {
+// Inherit fills every field c does not set from d (the compiled defaults).
+func (c *CompiledFields) Inherit(d *CompiledFields) {
 	if d == nil {
 		return
 	}
@@ -97,8 +101,8 @@ func (c *compiledExpectations) inherit(d *compiledExpectations) {
 	}
 }
 
-func (c *compiledExpectations) steps(prefix string) []stepRef {
-	var out []stepRef
+func (c *CompiledFields) Refs(prefix string) []check.Ref {
+	var out []check.Ref
 	for _, e := range c.slots {
 		if e != nil {
 			out = append(out, e.refs(prefix)...)
@@ -107,15 +111,15 @@ func (c *compiledExpectations) steps(prefix string) []stepRef {
 	return out
 }
 
-// evalExpectations evaluates c on agent a; step ids start with prefix.
-func (te *traceEval) evalExpectations(base Result, a *logicalAgent, c *compiledExpectations, prefix string) []Result {
-	var out []Result
-	if te.deadline.Err() != nil {
-		for _, ref := range c.steps(prefix) {
+// Evaluate evaluates c on agent a; step ids start with prefix.
+func (te *TraceEval) Evaluate(base check.Result, a *logicalAgent, c *CompiledFields, prefix string) []check.Result {
+	var out []check.Result
+	if te.Deadline.Err() != nil {
+		for _, ref := range c.Refs(prefix) {
 			r := base
-			r.Step, r.Action, r.Outcome = ref.id, ref.action, Error
-			r.Expected, r.Actual = ref.expected, "not evaluated"
-			r.Message = context.Cause(te.deadline).Error() + ": not evaluated"
+			r.Step, r.Action, r.Outcome = ref.ID, ref.Action, check.Error
+			r.Expected, r.Actual = ref.Expected, "not evaluated"
+			r.Message = context.Cause(te.Deadline).Error() + ": not evaluated"
 			out = append(out, r)
 		}
 		return out
@@ -129,7 +133,7 @@ func (te *traceEval) evalExpectations(base Result, a *logicalAgent, c *compiledE
 }
 
 // fieldResult starts a result of a test-case field.
-func fieldResult(base Result, id, action string) Result {
+func fieldResult(base check.Result, id, action string) check.Result {
 	r := base
 	r.Step, r.Action = id, action
 	return r

@@ -1,4 +1,4 @@
-package rules
+package steps
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )
 
 // ContextStep is EXPECT_HANDOFF_CONTEXT: what crossed every handoff FromAgent -> ToAgent is
@@ -38,53 +39,48 @@ type ContextStep struct {
 }
 
 // Action is EXPECT_HANDOFF_CONTEXT.
-func (*ContextStep) Action() string { return ActionContext }
+func (*ContextStep) Action() string { return check.ActionContext }
 
-func (*ContextStep) readsDAG() {}
+func (*ContextStep) ReadsDAG() {}
 
 // Validate checks the handoff, the rubric and the deterministic checks.
 func (s *ContextStep) Validate() error {
-	var errs fieldErrors
+	var errs check.Errors
 	if s.FromAgent == "" {
-		errs.add("fromAgent", "must name the sending agent")
+		errs.Add("fromAgent", "must name the sending agent")
 	}
 	if s.ToAgent == "" {
-		errs.add("toAgent", "must name the receiving agent")
+		errs.Add("toAgent", "must name the receiving agent")
 	}
 	if !s.hasRubric() && !s.deterministic() {
-		errs.add("inlineRubric", "set a rubric (inlineRubric or judgeRubricId) or a deterministic check (requiredPatterns, forbiddenPatterns, contextExpression)")
+		errs.Add("inlineRubric", "set a rubric (inlineRubric or judgeRubricId) or a deterministic check (requiredPatterns, forbiddenPatterns, contextExpression)")
 	}
 	if s.RubricType != "" {
 		if _, ok := rubric.CanonicalType(s.RubricType); !ok {
-			errs.add("rubricType", "unknown rubric type %q (want one of %s)", s.RubricType, strings.Join(rubric.Types(), ", "))
+			errs.Add("rubricType", "unknown rubric type %q (want one of %s)", s.RubricType, strings.Join(rubric.Types(), ", "))
 		}
 	}
 	validPatterns(&errs, "requiredPatterns", s.RequiredPatterns)
 	validPatterns(&errs, "forbiddenPatterns", s.ForbiddenPatterns)
 	if s.InlineRubric != "" && s.JudgeRubricID != "" {
-		errs.add("judgeRubricId", "set either inlineRubric or judgeRubricId, not both")
+		errs.Add("judgeRubricId", "set either inlineRubric or judgeRubricId, not both")
 	}
 	if s.DeterministicOnly && !s.deterministic() {
-		errs.add("deterministicOnly", "leaves nothing to check: add requiredPatterns, forbiddenPatterns or contextExpression, or let the judge grade the rubric")
+		errs.Add("deterministicOnly", "leaves nothing to check: add requiredPatterns, forbiddenPatterns or contextExpression, or let the judge grade the rubric")
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 // validPatterns reports each pattern of the list field that does not compile.
-func validPatterns(errs *fieldErrors, field string, patterns []string) {
+func validPatterns(errs *check.Errors, field string, patterns []string) {
 	for i, p := range patterns {
 		if _, err := regexp.Compile(p); err != nil {
-			errs.add(fmt.Sprintf("%s[%d]", field, i), "%v", err)
+			errs.Add(fmt.Sprintf("%s[%d]", field, i), "%v", err)
 		}
 	}
 }
 
-// namedRubricUser is implemented by kinds that name a rubric of the config's rubrics:.
-type namedRubricUser interface {
-	validateNamed(named map[string]string) error
-}
-
-func (s *ContextStep) validateNamed(named map[string]string) error {
+func (s *ContextStep) ValidateNamed(named map[string]string) error {
 	if s.JudgeRubricID == "" {
 		return nil
 	}
@@ -117,7 +113,7 @@ func (s *ContextStep) deterministic() bool {
 
 // judgeProblem is what a step the judge grades says when no judge is configured: the key
 // to name and the error's text after the step's path (ok false: no judge needed).
-func (s *ContextStep) judgeProblem(id string) (field, problem string, ok bool) {
+func (s *ContextStep) JudgeProblem(id string) (field, problem string, ok bool) {
 	if s.DeterministicOnly {
 		return "", "", false
 	}
@@ -132,7 +128,7 @@ func (s *ContextStep) judgeProblem(id string) (field, problem string, ok bool) {
 	if len(keys) == 0 {
 		return "", "", false
 	}
-	fix := judgeFix
+	fix := check.JudgeFix
 	if !s.deterministic() {
 		fix = "configure judge (judge.endpoint and judge.model), or replace the rubric with deterministic checks " +
 			"(requiredPatterns, forbiddenPatterns, contextExpression) and set deterministicOnly: true on the step"
@@ -158,7 +154,7 @@ type contextCheck struct {
 	expr                *celexpr.Expr
 }
 
-func (s *ContextStep) compile(env compileEnv) (compiledStep, error) {
+func (s *ContextStep) Compile(env check.Env) (check.Compiled, error) {
 	cc := &contextCheck{cfg: s}
 	for _, p := range s.RequiredPatterns {
 		if re, err := regexp.Compile(p); err == nil { // errors are reported by validation
@@ -171,7 +167,7 @@ func (s *ContextStep) compile(env compileEnv) (compiledStep, error) {
 		}
 	}
 	if strings.TrimSpace(s.ContextExpression) != "" {
-		prg, err := celexpr.Compile(env.envs.context, s.ContextExpression, env.costLimit, 0)
+		prg, err := celexpr.Compile(env.Exprs.Context, s.ContextExpression, env.CostLimit, 0)
 		if err != nil {
 			return cc, fmt.Errorf("contextExpression: %w", err)
 		}
@@ -180,8 +176,8 @@ func (s *ContextStep) compile(env compileEnv) (compiledStep, error) {
 	return cc, nil
 }
 
-func (cc *contextCheck) results(id string) []stepRef {
-	return []stepRef{{id: id, action: ActionContext}}
+func (cc *contextCheck) Results(id string) []check.Ref {
+	return []check.Ref{{ID: id, Action: check.ActionContext}}
 }
 
 func (cc *contextCheck) deterministic() bool {
@@ -206,18 +202,18 @@ func (cc *contextCheck) expected() string {
 	return fmt.Sprintf("handoff %s -> %s whose content satisfies %s", s.FromAgent, s.ToAgent, strings.Join(want, ", "))
 }
 
-// evaluate checks every matching handoff. When the step has a rubric and a judge is
+// Evaluate checks every matching handoff. When the step has a rubric and a judge is
 // configured, every handoff's receiving input is graded after the deterministic checks
 // passed; the result is filled in then.
-func (cc *contextCheck) evaluate(run *stepRun, id string) {
-	r := run.result(id, ActionContext)
+func (cc *contextCheck) Evaluate(run *check.Run, id string) {
+	r := run.NewResult(id, check.ActionContext)
 	r.Expected = cc.expected()
 	filled := cc.decide(run, &r)
-	run.out.addGraded(r, filled)
+	run.Out.AddGraded(r, filled)
 }
 
-func (cc *contextCheck) decide(run *stepRun, r *Result) *Result {
-	s, g := cc.cfg, run.dag
+func (cc *contextCheck) decide(run *check.Run, r *check.Result) *check.Result {
+	s, g := cc.cfg, run.DAG
 	var edges []*agentgraph.Edge
 	for _, e := range g.Edges {
 		if e.From.Name == s.FromAgent && e.To.Name == s.ToAgent {
@@ -226,37 +222,37 @@ func (cc *contextCheck) decide(run *stepRun, r *Result) *Result {
 		}
 	}
 	if len(edges) == 0 {
-		r.Outcome, r.Actual, r.Cluster = Fail, "no such handoff", cluster.WrongDispatch
-		r.Message = withNotRun(g, fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent), s.FromAgent, s.ToAgent)
+		r.Outcome, r.Actual, r.Cluster = check.Fail, "no such handoff", cluster.WrongDispatch
+		r.Message = check.WithNotRun(g, fmt.Sprintf("no handoff from %s to %s in this trace", s.FromAgent, s.ToAgent), s.FromAgent, s.ToAgent)
 		return nil
 	}
 	var problems []string
 	var failedAs cluster.Name // the cluster of the first violation
 	for _, e := range edges {
 		if !e.To.Input.Found() {
-			r.Outcome, r.Actual = Fail, "no input content on the receiving span"
+			r.Outcome, r.Actual = check.Fail, "no input content on the receiving span"
 			r.Message = fmt.Sprintf("content capture disabled on the exporter: the receiving %s span %s has none of %s",
 				s.ToAgent, e.To.Span.ID, strings.Join(e.To.Input.Tried, ", "))
 			return nil
 		}
-		v, as := cc.violations(run.tc.ctx, e)
+		v, as := cc.violations(run.Trace.Ctx, e)
 		problems = append(problems, v...)
 		failedAs = cmp.Or(failedAs, as)
 	}
 	r.Actual = fmt.Sprintf("%d handoffs with captured input", len(edges))
 	if len(problems) > 0 {
-		r.Outcome, r.Message, r.Cluster = Fail, strings.Join(problems, "; "), failedAs
+		r.Outcome, r.Message, r.Cluster = check.Fail, strings.Join(problems, "; "), failedAs
 		return nil
 	}
 	if !s.hasRubric() || s.DeterministicOnly {
-		r.Outcome, r.Message = Pass, fmt.Sprintf("%d handoffs %s -> %s carry the expected content", len(edges), s.FromAgent, s.ToAgent)
+		r.Outcome, r.Message = check.Pass, fmt.Sprintf("%d handoffs %s -> %s carry the expected content", len(edges), s.FromAgent, s.ToAgent)
 		if s.hasRubric() {
 			r.Message += "; the " + s.rubricName() + " rubric was not graded: the step is deterministicOnly"
 		}
 		return nil
 	}
-	if run.ev.judge == nil {
-		r.Outcome = Skipped
+	if run.Judging.Grader == nil {
+		r.Outcome = check.Skipped
 		r.Message = "judge-graded rubric: no judge is configured, so the rubric was not graded"
 		if cc.deterministic() {
 			r.Message = "deterministic checks passed; " + r.Message
@@ -268,9 +264,9 @@ func (cc *contextCheck) decide(run *stepRun, r *Result) *Result {
 
 // schedule asks the judge to grade every handoff's content; the returned result is
 // filled in from the gradings.
-func (cc *contextCheck) schedule(run *stepRun, r *Result, edges []*agentgraph.Edge) *Result {
-	jr := run.tc.jr
-	name, criteria := cc.rubric(run.ev.rubrics)
+func (cc *contextCheck) schedule(run *check.Run, r *check.Result, edges []*agentgraph.Edge) *check.Result {
+	jr := run.Trace.Batch
+	name, criteria := cc.rubric(run.Judging.Rubrics)
 	jobs := make([]*judge.Job, len(edges))
 	for i, e := range edges {
 		fields := []judge.Field{
@@ -287,7 +283,7 @@ func (cc *contextCheck) schedule(run *stepRun, r *Result, edges []*agentgraph.Ed
 		jobs[i] = jr.Add(judge.Request{Rubric: name, Criteria: criteria, Fields: fields})
 	}
 	filled := *r
-	ev := run.ev
+	ev := run.Judging
 	jr.Then(func() { cc.applyJudge(ev, &filled, edges, jobs) })
 	return &filled
 }
@@ -316,7 +312,7 @@ func (cc *contextCheck) rubric(named map[string]string) (string, string) {
 // applyJudge decides the step from the gradings of its handoffs: an error if any grading
 // failed (skipped when the budget was spent), a failure naming each handoff the judge
 // failed, else a pass. Score is the lowest score.
-func (cc *contextCheck) applyJudge(ev *Evaluator, r *Result, edges []*agentgraph.Edge, jobs []*judge.Job) {
+func (cc *contextCheck) applyJudge(ev *check.Judging, r *check.Result, edges []*agentgraph.Edge, jobs []*judge.Job) {
 	prefix := ""
 	if cc.deterministic() {
 		prefix = "deterministic checks passed; "
@@ -327,7 +323,7 @@ func (cc *contextCheck) applyJudge(ev *Evaluator, r *Result, edges []*agentgraph
 	for i, j := range jobs {
 		at := fmt.Sprintf("handoff %s -> %s (span %s)", edges[i].From.Name, edges[i].To.Name, edges[i].To.Span.ID)
 		if j.Err != nil {
-			r.Outcome, r.Message = judgeOutcome(j.Err)
+			r.Outcome, r.Message = check.JudgeOutcome(j.Err)
 			r.Message = prefix + at + ": " + r.Message
 			return
 		}
@@ -342,13 +338,13 @@ func (cc *contextCheck) applyJudge(ev *Evaluator, r *Result, edges []*agentgraph
 		}
 	}
 	r.Score = &lowest
-	r.Judge = ev.verdict(worst.Verdict)
+	r.Judge = ev.Verdict(worst.Verdict)
 	r.Actual = fmt.Sprintf("%d handoffs graded, %d passed the %s rubric (judge)", len(jobs), len(passed), cc.cfg.rubricName())
 	if len(failed) > 0 {
-		r.Outcome, r.Message, r.Cluster = Fail, prefix+"judge: "+strings.Join(failed, "; "), cluster.DroppedConstraint
+		r.Outcome, r.Message, r.Cluster = check.Fail, prefix+"judge: "+strings.Join(failed, "; "), cluster.DroppedConstraint
 		return
 	}
-	r.Outcome, r.Message = Pass, prefix+"judge: "+strings.Join(passed, "; ")
+	r.Outcome, r.Message = check.Pass, prefix+"judge: "+strings.Join(passed, "; ")
 }
 
 // violations lists what one handoff breaks.
@@ -403,6 +399,6 @@ func handoffVars(e *agentgraph.Edge) map[string]any {
 	}
 }
 
-func (s *ContextStep) names() []StepName {
-	return agentNames("fromAgent", s.FromAgent, "toAgent", s.ToAgent)
+func (s *ContextStep) Names() []check.StepName {
+	return check.AgentNames("fromAgent", s.FromAgent, "toAgent", s.ToAgent)
 }

@@ -1,4 +1,4 @@
-package rules
+package expect
 
 import (
 	"context"
@@ -10,34 +10,35 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
-// traceEval holds what the seed-001 assertions share on one trace.
-type traceEval struct {
-	g     *agentgraph.Graph
+// TraceEval holds what the seed-001 assertions share on one trace.
+type TraceEval struct {
+	G     *agentgraph.Graph
 	ctx   map[string]any
 	facts map[*agentgraph.Invocation]runFacts
 	// root is the root agent over its runs (rootAgent), once per trace.
 	root *logicalAgent
-	// deadline bounds the evaluation (eval_timeout): CEL is evaluated under it and each
+	// Deadline bounds the evaluation (eval_timeout): CEL is evaluated under it and each
 	// agent's assertions check it first.
-	deadline context.Context
+	Deadline context.Context
 }
 
-func newTraceEval(g *agentgraph.Graph) *traceEval {
-	return &traceEval{g: g, ctx: g.TestContext(), facts: map[*agentgraph.Invocation]runFacts{}, deadline: context.Background()}
+func NewTraceEval(g *agentgraph.Graph) *TraceEval {
+	return &TraceEval{G: g, ctx: g.TestContext(), facts: map[*agentgraph.Invocation]runFacts{}, Deadline: context.Background()}
 }
 
-// rootAgent is the trace's root agent as one logical agent (g.Root must be set).
-func (te *traceEval) rootAgent() *logicalAgent {
+// RootAgent is the trace's root agent as one logical agent (g.Root must be set).
+func (te *TraceEval) RootAgent() *logicalAgent {
 	if te.root == nil {
-		te.root = rootAgent(te.g)
+		te.root = rootAgent(te.G)
 	}
 	return te.root
 }
 
-func (te *traceEval) factsOf(inv *agentgraph.Invocation) runFacts {
+func (te *TraceEval) factsOf(inv *agentgraph.Invocation) runFacts {
 	f, ok := te.facts[inv]
 	if !ok {
 		f = factsOf(inv)
@@ -59,8 +60,8 @@ func contextHint(err error, ctx map[string]any, e *celexpr.Expr) string {
 	return " (context holds: " + strings.Join(keys, ", ") + ")"
 }
 
-func setError(r *Result, format string, args ...any) {
-	r.Outcome = Error
+func setError(r *check.Result, format string, args ...any) {
+	r.Outcome = check.Error
 	if r.Actual == "" {
 		r.Actual = "evaluation error"
 	}
@@ -91,4 +92,4 @@ func show(v any) string {
 	return textsafe.Clip(s, maxShown)
 }
 
-var errNoRoot = errors.New("no agent invocation in this trace")
+var ErrNoRoot = errors.New("no agent invocation in this trace")
