@@ -87,108 +87,133 @@ type parsedReference struct {
 // parseReference reads reference: a list of names, {tool|agent: name, params, optional}
 // maps and {parallel: [...]} groups of those. Errors start with the step's key.
 func parseReference(raw []any, of string) (parsedReference, []error) {
-	var out parsedReference
-	var errs []error
-	key := "tool"
+	p := &refParser{of: of, key: "tool"}
 	if of == TrajectoryOfAgents {
-		key = "agent"
-	}
-	var step func(where string, v any) (trajectory.Step, string, bool)
-	step = func(where string, v any) (trajectory.Step, string, bool) {
-		switch x := v.(type) {
-		case string:
-			if strings.TrimSpace(x) == "" {
-				errs = append(errs, fmt.Errorf("%s: a step name must not be empty", where))
-				return trajectory.Step{}, "", false
-			}
-			return trajectory.Step{Name: x}, "", true
-		case map[string]any:
-			var s trajectory.Step
-			var params string
-			ok := true
-			for k, val := range x {
-				switch k {
-				case key:
-					name, isStr := val.(string)
-					if !isStr || strings.TrimSpace(name) == "" {
-						errs = append(errs, fmt.Errorf("%s.%s: must be a non-empty name", where, k))
-						ok = false
-					}
-					s.Name = name
-				case "params":
-					p, isStr := val.(string)
-					switch {
-					case of == TrajectoryOfAgents:
-						errs = append(errs, fmt.Errorf("%s.params: applies to of: tools (a handoff step is an agent name)", where))
-						ok = false
-					case !isStr || strings.TrimSpace(p) == "":
-						errs = append(errs, fmt.Errorf("%s.params: must be a CEL expression over params.*", where))
-						ok = false
-					}
-					params = p
-				case "optional":
-					b, isBool := val.(bool)
-					if !isBool {
-						errs = append(errs, fmt.Errorf("%s.optional: must be true or false", where))
-						ok = false
-					}
-					s.Optional = b
-				default:
-					errs = append(errs, fmt.Errorf("%s.%s: unknown key (a step of of: %s has %s, params, optional)", where, k, of, key))
-					ok = false
-				}
-			}
-			if _, named := x[key]; !named && ok {
-				errs = append(errs, fmt.Errorf("%s.%s: must name the step's %s", where, key, map[bool]string{true: "agent", false: "tool"}[of == TrajectoryOfAgents]))
-				ok = false
-			}
-			if !ok {
-				return trajectory.Step{}, "", false
-			}
-			s.Where = params
-			return s, params, true
-		}
-		errs = append(errs, fmt.Errorf("%s: must be a name or a map with %s", where, key))
-		return trajectory.Step{}, "", false
+		p.key = "agent"
 	}
 	for i, item := range raw {
 		where := fmt.Sprintf("reference[%d]", i)
 		if m, isMap := item.(map[string]any); isMap {
 			if group, has := m["parallel"]; has {
-				list, isList := group.([]any)
-				if len(m) > 1 || !isList || len(list) == 0 {
-					errs = append(errs, fmt.Errorf("%s.parallel: must be the only key, with a non-empty list of steps", where))
-					continue
-				}
-				e := trajectory.Element{Parallel: true}
-				for j, v := range list {
-					if gm, nested := v.(map[string]any); nested && gm["parallel"] != nil {
-						errs = append(errs, fmt.Errorf("%s.parallel[%d]: parallel groups do not nest", where, j))
-						continue
-					}
-					path := fmt.Sprintf("%s.parallel[%d]", where, j)
-					if s, p, ok := step(path, v); ok {
-						e.Steps = append(e.Steps, s)
-						out.params = append(out.params, p)
-						out.paths = append(out.paths, path)
-					}
-				}
-				out.ref = append(out.ref, e)
+				p.parallel(where, m, group)
 				continue
 			}
 		}
-		if s, p, ok := step(where, item); ok {
-			out.ref = append(out.ref, trajectory.Single(s))
-			out.params = append(out.params, p)
-			out.paths = append(out.paths, where)
+		if s, params, ok := p.step(where, item); ok {
+			p.out.ref = append(p.out.ref, trajectory.Single(s))
+			p.add(params, where)
 		}
 	}
 	if len(raw) == 0 {
-		errs = append(errs, fmt.Errorf("reference: must list at least one step"))
-	} else if n := len(out.params); n > maxReferenceSteps {
-		errs = append(errs, fmt.Errorf("reference: %d steps, at most %d", n, maxReferenceSteps))
+		p.bad("reference: must list at least one step")
+	} else if n := len(p.out.params); n > maxReferenceSteps {
+		p.bad("reference: %d steps, at most %d", n, maxReferenceSteps)
 	}
-	return out, errs
+	return p.out, p.errs
+}
+
+// refParser reads one reference: what its steps are of, the key that names a step (tool or
+// agent), what it read and what it refused.
+type refParser struct {
+	of, key string
+	out     parsedReference
+	errs    []error
+}
+
+func (p *refParser) bad(format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf(format, args...))
+}
+
+// add records the params text and the path of the step just read.
+func (p *refParser) add(params, path string) {
+	p.out.params = append(p.out.params, params)
+	p.out.paths = append(p.out.paths, path)
+}
+
+// parallel reads a {parallel: [...]} group: steps issued in one LLM response.
+func (p *refParser) parallel(where string, m map[string]any, group any) {
+	list, isList := group.([]any)
+	if len(m) > 1 || !isList || len(list) == 0 {
+		p.bad("%s.parallel: must be the only key, with a non-empty list of steps", where)
+		return
+	}
+	e := trajectory.Element{Parallel: true}
+	for j, v := range list {
+		if gm, nested := v.(map[string]any); nested && gm["parallel"] != nil {
+			p.bad("%s.parallel[%d]: parallel groups do not nest", where, j)
+			continue
+		}
+		path := fmt.Sprintf("%s.parallel[%d]", where, j)
+		if s, params, ok := p.step(path, v); ok {
+			e.Steps = append(e.Steps, s)
+			p.add(params, path)
+		}
+	}
+	p.out.ref = append(p.out.ref, e)
+}
+
+// step reads one step: a name, or a map with the step's name, params and optional.
+func (p *refParser) step(where string, v any) (trajectory.Step, string, bool) {
+	switch x := v.(type) {
+	case string:
+		if strings.TrimSpace(x) == "" {
+			p.bad("%s: a step name must not be empty", where)
+			return trajectory.Step{}, "", false
+		}
+		return trajectory.Step{Name: x}, "", true
+	case map[string]any:
+		return p.mapStep(where, x)
+	}
+	p.bad("%s: must be a name or a map with %s", where, p.key)
+	return trajectory.Step{}, "", false
+}
+
+// mapStep reads a step written as {tool|agent: name, params: CEL, optional: bool}.
+func (p *refParser) mapStep(where string, x map[string]any) (trajectory.Step, string, bool) {
+	var s trajectory.Step
+	var params string
+	ok := true
+	for k, val := range x {
+		switch k {
+		case p.key:
+			name, isStr := val.(string)
+			if !isStr || strings.TrimSpace(name) == "" {
+				p.bad("%s.%s: must be a non-empty name", where, k)
+				ok = false
+			}
+			s.Name = name
+		case "params":
+			text, isStr := val.(string)
+			switch {
+			case p.of == TrajectoryOfAgents:
+				p.bad("%s.params: applies to of: tools (a handoff step is an agent name)", where)
+				ok = false
+			case !isStr || strings.TrimSpace(text) == "":
+				p.bad("%s.params: must be a CEL expression over params.*", where)
+				ok = false
+			}
+			params = text
+		case "optional":
+			b, isBool := val.(bool)
+			if !isBool {
+				p.bad("%s.optional: must be true or false", where)
+				ok = false
+			}
+			s.Optional = b
+		default:
+			p.bad("%s.%s: unknown key (a step of of: %s has %s, params, optional)", where, k, p.of, p.key)
+			ok = false
+		}
+	}
+	if _, named := x[p.key]; !named && ok {
+		p.bad("%s.%s: must name the step's %s", where, p.key, map[bool]string{true: "agent", false: "tool"}[p.of == TrajectoryOfAgents])
+		ok = false
+	}
+	if !ok {
+		return trajectory.Step{}, "", false
+	}
+	s.Where = params
+	return s, params, true
 }
 
 // Validate checks of, mode, scope, whose trajectory it is and the reference (its params
