@@ -15,15 +15,17 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // assembledCases: deterministic steps, and a judged one, on the real Strands capture.
 func assembledCases() []rules.CaseConfig {
 	return []rules.CaseConfig{{Name: "weather", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{Action: rules.ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
-		{Action: rules.ActionRubrics, FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
+		{Kind: &steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
 	}}}
 }
 

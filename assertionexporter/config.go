@@ -12,10 +12,12 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // Verdict logging levels.
@@ -66,7 +68,7 @@ type Config struct {
 	// handoff rubric (ScopeFidelity, ...) or GROUNDEDNESS replaces its built-in text.
 	Rubrics map[string]string `mapstructure:"rubrics"`
 	// Gates are per-axis thresholds on the handoff rubric scores, per sender-receiver pair.
-	Gates rules.GateConfig `mapstructure:"gates"`
+	Gates gate.Config `mapstructure:"gates"`
 	// RequireHandoffProcessor (default true): a trace the handoff processor did not hand on
 	// (no handoff processor upstream, or a batch processor between them) may be a fragment;
 	// its results are errors, and the first one logs the fix. false judges every trace as
@@ -183,10 +185,11 @@ func (c *Config) validateFiles() []error {
 			where = fmt.Sprintf("cases[%d] (%s)", i, cs.Name)
 		}
 		for j, st := range cs.Steps {
-			if st.Action != rules.ActionTopology || st.Source != rules.SourceFile || st.OtelSpansFile == "" {
+			topo, ok := st.Kind.(*steps.TopologyStep)
+			if !ok || topo.SpansFile() == "" {
 				continue
 			}
-			if err := checkSpansFile(st.OtelSpansFile); err != nil {
+			if err := checkSpansFile(topo.OtelSpansFile); err != nil {
 				errs = append(errs, fmt.Errorf("%s.steps[%d].otelSpansFile: %w", where, j, err))
 			}
 		}
@@ -273,8 +276,8 @@ func (c *Config) graphOptions() (agentgraph.Options, error) {
 }
 
 // compile builds the gates and the evaluator (with grader as its judge; nil: none).
-func (c *Config) compile(grader rules.Grader) (*rules.Evaluator, *rules.GateSet, error) {
-	gates, gerr := rules.CompileGates(c.Gates)
+func (c *Config) compile(grader judge.Grader) (*rules.Evaluator, *gate.Set, error) {
+	gates, gerr := gate.Compile(c.Gates)
 	ev, err := rules.Compile(c.Cases, rules.Options{
 		Defaults: c.Defaults, CostLimit: min(c.EvalCostLimit, rules.MaxCostLimit), Judge: grader, Rubrics: c.Rubrics, Gates: gates,
 		EvalTimeout: c.EvalTimeout,

@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func fileConfig(reports ReportsConfig, spans string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Reports = reports
 	cfg.Cases = []rules.CaseConfig{{Name: "recorded", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: spans},
+		{Kind: &steps.TopologyStep{Source: rules.SourceFile, OtelSpansFile: spans}},
 	}}}
 	return cfg
 }

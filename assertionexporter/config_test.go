@@ -15,8 +15,10 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/configtest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func intp(v int) *int             { return &v }
@@ -36,7 +38,7 @@ func TestLoadConfig(t *testing.T) {
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
 				Judge:                           judge.DefaultConfig(),
-				Gates:                           rules.DefaultGateConfig(),
+				Gates:                           gate.DefaultConfig(),
 				LogVerdicts:                     LogAll,
 				RequireHandoffProcessor:         false,
 				CountDelegationCallsAsToolCalls: true,
@@ -48,12 +50,9 @@ func TestLoadConfig(t *testing.T) {
 					Name: "weather_delegation",
 					When: `root_agent == "triage" && service_name.startsWith("realclient")`,
 					Steps: []rules.StepConfig{
-						{Action: rules.ActionTopology, Source: rules.SourceLive, MaxDepth: intp(3)},
-						{Action: rules.ActionDelegation, AgentName: "weather_specialist", MinInvocations: intp(1), FromAgent: "triage"},
-						{
-							Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(8000),
-							MaxDurationMs: float64p(15000), MaxToolCalls: intp(6),
-						},
+						{Kind: &steps.TopologyStep{Source: rules.SourceLive, MaxDepth: intp(3)}},
+						{Kind: &steps.DelegationStep{AgentName: "weather_specialist", MinInvocations: intp(1), FromAgent: "triage"}},
+						{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxTokens: int64p(8000), MaxDurationMs: float64p(15000), MaxToolCalls: intp(6)}},
 					},
 				}},
 			},
@@ -70,21 +69,18 @@ func TestLoadConfig(t *testing.T) {
 		"refund_payload": "The payload carries the order id and the customer's stated reason.",
 		"ScopeFidelity":  "The receiver stays inside the scope; research agents never draft the answer.",
 	}
-	judged.Gates = rules.GateConfig{
+	judged.Gates = gate.Config{
 		Default: map[string]float64{"DispatchCorrectness": 0.85, "ScopeFidelity": 0.90, "ResultIntegration": 0.80, "RecoveryOnError": 0.85},
-		Pairs: []rules.PairGateConfig{
+		Pairs: []gate.PairConfig{
 			{From: "planner", To: "researcher", Thresholds: map[string]float64{"ScopeFidelity": 0.95}},
 			{To: "critic", Thresholds: map[string]float64{"ResultIntegration": 0.9}},
 		},
-		MinSamples: 5, Window: rules.WindowConfig{Size: 200, Duration: time.Hour},
+		MinSamples: 5, Window: gate.WindowConfig{Size: 200, Duration: time.Hour},
 	}
 	judged.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{
-			Action: rules.ActionRubrics, FromAgent: "planner", Rubrics: []string{"ScopeFidelity", "RecoveryOnError"},
-			IgnoredTools: []string{"log_progress"}, TransientErrors: []string{"(?i)quota"},
-		},
-		{Action: rules.ActionContext, FromAgent: "planner", ToAgent: "researcher", JudgeRubricID: "refund_payload"},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.RubricsStep{FromAgent: "planner", Rubrics: []string{"ScopeFidelity", "RecoveryOnError"}, IgnoredTools: []string{"log_progress"}, TransientErrors: []string{"(?i)quota"}}},
+		{Kind: &steps.ContextStep{FromAgent: "planner", ToAgent: "researcher", JudgeRubricID: "refund_payload"}},
 	}}}
 	tests = append(tests, struct {
 		id       component.ID

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 )
 
 var _ confmap.Unmarshaler = (*Config)(nil)
@@ -74,10 +75,24 @@ type keyChecker struct {
 
 var (
 	durationType  = reflect.TypeFor[time.Duration]()
-	toolCallType  = reflect.TypeFor[rules.ToolCallSpec]()
-	childrenType  = reflect.TypeFor[rules.ChildAgents]()
-	childSpecType = reflect.TypeFor[rules.ChildAgentSpec]()
+	toolCallType  = reflect.TypeFor[expect.ToolCallSpec]()
+	childrenType  = reflect.TypeFor[expect.ChildAgents]()
+	childSpecType = reflect.TypeFor[expect.ChildAgentSpec]()
+	stepType      = reflect.TypeFor[rules.StepConfig]()
 )
+
+// stepFields are the keys a seed-000 step may set, whatever its action (each kind's typed
+// config; validation refuses a key of another kind with the step's own message).
+var stepFields = func() map[string]reflect.Type {
+	out := map[string]reflect.Type{"action": reflect.TypeFor[string](), "name": reflect.TypeFor[string]()}
+	for _, action := range rules.StepActions() {
+		kind, _ := rules.NewStepKind(action)
+		for n, ft := range fieldsOf(reflect.TypeOf(kind).Elem()) {
+			out[n] = ft
+		}
+	}
+	return out
+}()
 
 func (k *keyChecker) bad(path, format string, args ...any) {
 	k.errs = append(k.errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
@@ -101,6 +116,14 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 		return
 	case childrenType:
 		k.children(path, v)
+		return
+	case stepType:
+		m, ok := v.(map[string]any)
+		if !ok {
+			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(sortedFieldNames(stepFields), ", "), describe(v))
+			return
+		}
+		k.keys(path, m, stepFields)
 		return
 	}
 	switch t.Kind() {
@@ -234,9 +257,8 @@ func (k *keyChecker) children(path string, v any) {
 	}
 }
 
-// fieldsOf lists the keys of a struct: the mapstructure tag, or the seed tag where
-// mapstructure is "-" (seed-000 steps decode themselves by it); squashed structs lend
-// their keys.
+// fieldsOf lists the keys of a struct: the seed tag (seed-000 step kinds decode themselves
+// by it), else the mapstructure tag; squashed structs lend their keys.
 func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := range t.NumField() {
@@ -244,12 +266,13 @@ func fieldsOf(t reflect.Type) map[string]reflect.Type {
 		if !f.IsExported() {
 			continue
 		}
+		if seed := f.Tag.Get("seed"); seed != "" {
+			out[seed] = f.Type // seed-000 steps decode themselves by it
+			continue
+		}
 		tag := f.Tag.Get("mapstructure")
 		name, opts, _ := strings.Cut(tag, ",")
 		if name == "-" {
-			if seed := f.Tag.Get("seed"); seed != "" {
-				out[seed] = f.Type
-			}
 			continue
 		}
 		if strings.Contains(","+opts+",", ",squash,") {

@@ -10,6 +10,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func price(v float64) *float64 { return &v }
@@ -30,8 +31,8 @@ func costRun(t *testing.T, pp, ep pricing.Config) ([]rules.Result, map[[3]string
 	exp, tt, logs, out := newRequiringExporter(t, "", func(cfg *Config) {
 		cfg.Judge.Endpoint = "" // no judge: the case has no judged step
 		cfg.Cases = []rules.CaseConfig{{Name: "cost", Steps: []rules.StepConfig{
-			{Action: rules.ActionTopology},
-			{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxCostUsd: price(0.0003)},
+			{Kind: &steps.TopologyStep{}},
+			{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxCostUsd: price(0.0003)}},
 		}}}
 		cfg.Pricing = ep
 	})

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
@@ -41,8 +42,8 @@ type assertionExporter struct {
 	judge *judge.Client
 	// gates and window: per-axis thresholds and the sliding window of rubric scores behind
 	// the gate gauges.
-	gates  *rules.GateSet
-	window *rules.GateWindow
+	gates  *gate.Set
+	window *gate.Window
 	now    func() time.Time
 	jsonl  *report.JSONLines
 	// run collects results for the JUnit, Markdown and HTML reports (nil when none is set or
@@ -100,7 +101,7 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 	if e.policy, err = cfg.Redaction.Compile(cfg.Judge.Redact...); err != nil {
 		return nil, err
 	}
-	var grader rules.Grader
+	var grader judge.Grader
 	if cfg.Judge.Enabled() {
 		// The API key is read from the environment now: a missing variable is a config
 		// error naming the variable.
@@ -115,7 +116,7 @@ func newEngine(set component.TelemetrySettings, id attribute.KeyValue, cfg *Conf
 	if e.eval, e.gates, err = cfg.compile(grader); err != nil {
 		return nil, err
 	}
-	e.window = rules.NewGateWindow(e.gates)
+	e.window = gate.NewWindow(e.gates)
 	e.telemetry.prepare(e.eval.Cases())
 	return e, nil
 }
@@ -352,7 +353,7 @@ func (e *assertionExporter) recordNow(ctx context.Context, complete bool, took t
 
 // observe feeds the gate window and logs results.
 func (e *assertionExporter) observe(ctx context.Context, results []rules.Result) {
-	if scores := e.window.Add(e.now(), results); len(scores) > 0 {
+	if scores := e.window.Add(e.now(), rules.Scores(results)); len(scores) > 0 {
 		e.telemetry.gateScores(ctx, scores)
 	}
 	e.log(results)

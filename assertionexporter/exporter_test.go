@@ -21,6 +21,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func readCapture(t *testing.T, name string) ptrace.Traces {
@@ -36,15 +37,15 @@ func readCapture(t *testing.T, name string) ptrace.Traces {
 func weatherCases() []rules.CaseConfig {
 	return []rules.CaseConfig{
 		{Name: "ok", Steps: []rules.StepConfig{
-			{Action: rules.ActionTopology, Source: rules.SourceLive, MaxDepth: intp(3)},
-			{Action: rules.ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
-			{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(8000), MaxToolCalls: intp(6)},
+			{Kind: &steps.TopologyStep{Source: rules.SourceLive, MaxDepth: intp(3)}},
+			{Kind: &steps.DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
+			{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxTokens: int64p(8000), MaxToolCalls: intp(6)}},
 		}},
 		{Name: "broken", Steps: []rules.StepConfig{
-			{Action: rules.ActionTopology, MaxDepth: intp(0)},
-			{Action: rules.ActionDelegation, AgentName: "triage", FromAgent: "weather_specialist", MaxInvocations: intp(2)},
-			{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(100), MaxDurationMs: float64p(1)},
-			{Action: rules.ActionBudget, Name: "ghost_budget", AgentName: "ghost", MaxToolCalls: intp(1)},
+			{Kind: &steps.TopologyStep{MaxDepth: intp(0)}},
+			{Kind: &steps.DelegationStep{AgentName: "triage", FromAgent: "weather_specialist", MaxInvocations: intp(2)}},
+			{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxTokens: int64p(100), MaxDurationMs: float64p(1)}},
+			{Name: "ghost_budget", Kind: &steps.BudgetStep{AgentName: "ghost", MaxToolCalls: intp(1)}},
 		}},
 	}
 }
@@ -211,12 +212,12 @@ func TestStepsOnRealCaptures(t *testing.T) {
 // spans (skipped), and traces without agents (not judged by a case without a condition).
 func TestSelectionAndMarks(t *testing.T) {
 	cases := []rules.CaseConfig{
-		{Name: "adk_only", When: `service_name == "realclient-google-adk"`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+		{Name: "adk_only", When: `service_name == "realclient-google-adk"`, Steps: []rules.StepConfig{{Kind: &steps.TopologyStep{}}}},
 		// A Strands swarm is a wrapper, not an agent: the root agent is the first agent the
 		// swarm ran (triage in this capture), and the swarm is never among the agents.
-		{Name: "swarm_rooted", When: `root_agent == "triage" && "weather_specialist" in agents && !("weather_swarm" in agents) && service_name == "realclient-strands"`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
-		{Name: "every_agent_trace", Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
-		{Name: "bad_lookup", When: `attributes["no.such.key"] == "x"`, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+		{Name: "swarm_rooted", When: `root_agent == "triage" && "weather_specialist" in agents && !("weather_swarm" in agents) && service_name == "realclient-strands"`, Steps: []rules.StepConfig{{Kind: &steps.TopologyStep{}}}},
+		{Name: "every_agent_trace", Steps: []rules.StepConfig{{Kind: &steps.TopologyStep{}}}},
+		{Name: "bad_lookup", When: `attributes["no.such.key"] == "x"`, Steps: []rules.StepConfig{{Kind: &steps.TopologyStep{}}}},
 	}
 	h := newHarness(t, &Config{LogVerdicts: LogAll, Cases: cases})
 	ctx := context.Background()
@@ -276,11 +277,11 @@ func TestSelectionAndMarks(t *testing.T) {
 // at start-up, on every trace of its file; live traces do not re-run it.
 func TestFileSource(t *testing.T) {
 	fileCase := rules.CaseConfig{Name: "recorded", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: filepath.Join("..", "testdata", "traces", "google-adk-ok.json")},
-		{Action: rules.ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
-		{Action: rules.ActionBudget, AgentName: "weather_specialist", MaxTokens: int64p(100)},
+		{Kind: &steps.TopologyStep{Source: rules.SourceFile, OtelSpansFile: filepath.Join("..", "testdata", "traces", "google-adk-ok.json")}},
+		{Kind: &steps.DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
+		{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxTokens: int64p(100)}},
 	}}
-	live := rules.CaseConfig{Name: "live", Steps: []rules.StepConfig{{Action: rules.ActionTopology}}}
+	live := rules.CaseConfig{Name: "live", Steps: []rules.StepConfig{{Kind: &steps.TopologyStep{}}}}
 	h := newHarness(t, &Config{LogVerdicts: LogFailures, Cases: []rules.CaseConfig{fileCase, live}})
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), readCapture(t, "strands-ok")))
 	require.NoError(t, h.exp.Shutdown(context.Background()))
@@ -299,7 +300,7 @@ func TestFileSource(t *testing.T) {
 	// A file that cannot be read is a config error, and (gone after validation) stops the
 	// start, naming the case.
 	bad := rules.CaseConfig{Name: "missing", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology, Source: rules.SourceFile, OtelSpansFile: "no/such/spans.json"},
+		{Kind: &steps.TopologyStep{Source: rules.SourceFile, OtelSpansFile: "no/such/spans.json"}},
 	}}
 	cfg := withTimeouts(&Config{LogVerdicts: LogFailures, Cases: []rules.CaseConfig{bad}})
 	require.EqualError(t, cfg.Validate(), "cases[0] (missing).steps[0].otelSpansFile: file no/such/spans.json does not exist")

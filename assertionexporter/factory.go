@@ -7,8 +7,8 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
 // NewFactory returns the factory of the assertion exporter.
@@ -19,7 +19,7 @@ func NewFactory() exporter.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		LogVerdicts: LogFailures, Judge: judge.DefaultConfig(), Gates: rules.DefaultGateConfig(),
+		LogVerdicts: LogFailures, Judge: judge.DefaultConfig(), Gates: gate.DefaultConfig(),
 		EvalTimeout: defaultEvalTimeout, ShutdownTimeout: defaultShutdownTimeout, RequireHandoffProcessor: true,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -31,7 +32,7 @@ type gradingQueue struct {
 	queue chan *gradingJob
 	block bool // a full queue makes enqueue wait (judge.block_on_full_queue)
 
-	// ctx is the workers' context: Shutdown cancels it with cause rules.ErrShutDown, which
+	// ctx is the workers' context: Shutdown cancels it with cause judge.ErrShutDown, which
 	// cancels the judge's requests in flight and keeps queued ones from being sent.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -101,7 +102,7 @@ func (q *gradingQueue) finish(j *gradingJob, all, graded []rules.Result, shutdow
 	}
 	ctx := context.Background()
 	if shutdown {
-		if n := countErrors(graded, rules.ErrShutDown); n > 0 {
+		if n := countErrors(graded, judge.ErrShutDown); n > 0 {
 			q.e.telemetry.notGraded(ctx, notGradedShutdown, n)
 		}
 	}
@@ -145,7 +146,7 @@ func (q *gradingQueue) enqueue(ctx context.Context, j *gradingJob) {
 		return
 	}
 	all, graded := j.grading.Fail(reason)
-	if errors.Is(reason, rules.ErrQueueFull) {
+	if errors.Is(reason, judge.ErrQueueFull) {
 		q.e.telemetry.notGraded(ctx, notGradedQueueFull, len(graded))
 		q.finish(j, all, graded, false)
 		return
@@ -157,11 +158,11 @@ func (q *gradingQueue) enqueue(ctx context.Context, j *gradingJob) {
 // offer puts j on the queue; called under q.mu's read lock.
 func (q *gradingQueue) offer(j *gradingJob) (bool, error) {
 	if q.stopped {
-		return false, rules.ErrShutDown
+		return false, judge.ErrShutDown
 	}
 	select {
 	case <-q.stopping:
-		return false, rules.ErrShutDown
+		return false, judge.ErrShutDown
 	default:
 	}
 	if !q.block {
@@ -169,14 +170,14 @@ func (q *gradingQueue) offer(j *gradingJob) (bool, error) {
 		case q.queue <- j:
 			return true, nil
 		default:
-			return false, rules.ErrQueueFull
+			return false, judge.ErrQueueFull
 		}
 	}
 	select {
 	case q.queue <- j:
 		return true, nil
 	case <-q.stopping:
-		return false, rules.ErrShutDown
+		return false, judge.ErrShutDown
 	}
 }
 
@@ -208,7 +209,7 @@ func (q *gradingQueue) stop(ctx context.Context, budget time.Duration) {
 		deadline = d
 	}
 	close(q.stopping)
-	q.cancel(rules.ErrShutDown)
+	q.cancel(judge.ErrShutDown)
 	// Wait out enqueues in progress; none starts after this.
 	q.mu.Lock()
 	q.stopped = true
@@ -232,7 +233,7 @@ func (q *gradingQueue) stop(ctx context.Context, budget time.Duration) {
 	for left := true; left; {
 		select {
 		case j := <-q.queue:
-			all, graded := j.grading.Fail(rules.ErrShutDown)
+			all, graded := j.grading.Fail(judge.ErrShutDown)
 			q.finish(j, all, graded, true)
 		default:
 			left = false
@@ -245,7 +246,7 @@ func (q *gradingQueue) stop(ctx context.Context, budget time.Duration) {
 	}
 	q.omu.Unlock()
 	for _, j := range stuck {
-		all, graded := j.grading.Fail(rules.ErrShutDown)
+		all, graded := j.grading.Fail(judge.ErrShutDown)
 		q.finish(j, all, graded, true)
 	}
 }

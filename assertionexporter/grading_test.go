@@ -27,6 +27,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // blockedJudge is a fake judge whose answers wait until the test releases them; asked
@@ -309,8 +310,8 @@ func TestEvalTimeout(t *testing.T) {
 	cfg := &Config{
 		LogVerdicts: LogNone, EvalCostLimit: rules.MaxCostLimit, EvalTimeout: 5 * time.Millisecond,
 		Cases: []rules.CaseConfig{
-			{Name: "slow", When: slow, Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
-			{Name: "after", Steps: []rules.StepConfig{{Action: rules.ActionTopology}}},
+			{Name: "slow", When: slow, Steps: []rules.StepConfig{{Kind: &steps.TopologyStep{}}}},
+			{Name: "after", Steps: []rules.StepConfig{{Kind: &steps.TopologyStep{}}}},
 		},
 	}
 	h := newHarness(t, cfg)

@@ -6,7 +6,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // TestMisspelledAgentIsVisible: every rule that names an agent that did not run (here
@@ -20,15 +23,15 @@ func TestMisspelledAgentIsVisible(t *testing.T) {
 	h := newHarness(t, &Config{LogVerdicts: LogNone, Cases: []rules.CaseConfig{{
 		Name: "typo",
 		Steps: []rules.StepConfig{
-			{Action: rules.ActionTopology},
-			{Action: rules.ActionDelegation, Name: "delegates", AgentName: typo, FromAgent: "triage"},
-			{Action: rules.ActionDelegation, Name: "never_delegates", AgentName: typo, MinInvocations: &zero, MaxInvocations: &zero},
-			{Action: rules.ActionBudget, Name: "budget", AgentName: typo, MaxTokens: &tokens},
-			{Action: rules.ActionContext, Name: "context", FromAgent: "triage", ToAgent: typo, ForbiddenPatterns: []string{`\d{16}`}},
-			{Action: rules.ActionRubrics, Name: "rubrics", ToAgent: typo, Rubrics: []string{rules.AxisScope}, DeterministicOnly: true},
+			{Kind: &steps.TopologyStep{}},
+			{Name: "delegates", Kind: &steps.DelegationStep{AgentName: typo, FromAgent: "triage"}},
+			{Name: "never_delegates", Kind: &steps.DelegationStep{AgentName: typo, MinInvocations: &zero, MaxInvocations: &zero}},
+			{Name: "budget", Kind: &steps.BudgetStep{AgentName: typo, MaxTokens: &tokens}},
+			{Name: "context", Kind: &steps.ContextStep{FromAgent: "triage", ToAgent: typo, ForbiddenPatterns: []string{`\d{16}`}}},
+			{Name: "rubrics", Kind: &steps.RubricsStep{ToAgent: typo, Rubrics: []string{rubric.Scope}, DeterministicOnly: true}},
 		},
-		TestFields: rules.TestFields{AgentExpectations: rules.AgentExpectations{
-			ExpectedChildAgents: rules.NewChildAgents(map[string]*rules.ChildAgentSpec{typo: {ExpectedTriggered: &one}}),
+		TestFields: rules.TestFields{AgentExpectations: expect.AgentExpectations{
+			ExpectedChildAgents: expect.NewChildAgents(map[string]*expect.ChildAgentSpec{typo: {ExpectedTriggered: &one}}),
 		}},
 	}}})
 	ctx := context.Background()

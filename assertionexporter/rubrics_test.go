@@ -15,23 +15,26 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func rubricCases() []rules.CaseConfig {
 	return []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{Action: rules.ActionRubrics, FromAgent: "triage"},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.RubricsStep{FromAgent: "triage"}},
 	}}}
 }
 
-func gateConfig() rules.GateConfig {
-	return rules.GateConfig{
-		Default:    map[string]float64{rules.AxisScope: 0.9, rules.AxisRecovery: 0.85},
-		Pairs:      []rules.PairGateConfig{{From: "triage", To: "weather_specialist", Thresholds: map[string]float64{rules.AxisRecovery: 0.5}}},
-		MinSamples: 1, Window: rules.WindowConfig{Size: 3},
+func gateConfig() gate.Config {
+	return gate.Config{
+		Default:    map[string]float64{rubric.Scope: 0.9, rubric.Recovery: 0.85},
+		Pairs:      []gate.PairConfig{{From: "triage", To: "weather_specialist", Thresholds: map[string]float64{rubric.Recovery: 0.5}}},
+		MinSamples: 1, Window: gate.WindowConfig{Size: 3},
 	}
 }
 
@@ -43,7 +46,7 @@ func gauge(axis, pair string, v float64) metricdata.DataPoint[float64] {
 // (deterministicOnly: true), as a config without a judge must say.
 func deterministicRubricCases() []rules.CaseConfig {
 	cases := rubricCases()
-	cases[0].Steps[1].DeterministicOnly = true
+	cases[0].Steps[1].Kind.(*steps.RubricsStep).DeterministicOnly = true
 	return cases
 }
 
@@ -63,7 +66,7 @@ func TestRubricsWithoutJudge(t *testing.T) {
 
 	var recovery []rules.Result
 	for _, r := range h.results(t) {
-		if r.Axis == rules.AxisRecovery {
+		if r.Axis == rubric.Recovery {
 			recovery = append(recovery, r)
 		}
 	}
@@ -74,8 +77,8 @@ func TestRubricsWithoutJudge(t *testing.T) {
 
 	// Gauges: the configured pair's window, thresholds for every pair and axis configured.
 	metadatatest.AssertEqualExporterAssertionGateScore(t, h.tt, []metricdata.DataPoint[float64]{
-		gauge(rules.AxisScope, "triage -> weather_specialist", 1),
-		gauge(rules.AxisRecovery, "triage -> weather_specialist", 0),
+		gauge(rubric.Scope, "triage -> weather_specialist", 1),
+		gauge(rubric.Recovery, "triage -> weather_specialist", 0),
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreValue())
 	m, err := h.tt.GetMetric("otelcol_exporter_assertion_gate_score")
 	require.NoError(t, err)
@@ -84,12 +87,12 @@ func TestRubricsWithoutJudge(t *testing.T) {
 		a, _ := dp.Attributes.Value("axis")
 		scores[a.AsString()] = dp.Value
 	}
-	require.Equal(t, map[string]float64{rules.AxisScope: 1, rules.AxisRecovery: 0}, scores)
+	require.Equal(t, map[string]float64{rubric.Scope: 1, rubric.Recovery: 0}, scores)
 	metadatatest.AssertEqualExporterAssertionGateThreshold(t, h.tt, []metricdata.DataPoint[float64]{
-		gauge(rules.AxisScope, "triage -> weather_specialist", 0.9),
-		gauge(rules.AxisRecovery, "triage -> weather_specialist", 0.5),
-		gauge(rules.AxisScope, "default", 0.9),
-		gauge(rules.AxisRecovery, "default", 0.85),
+		gauge(rubric.Scope, "triage -> weather_specialist", 0.9),
+		gauge(rubric.Recovery, "triage -> weather_specialist", 0.5),
+		gauge(rubric.Scope, "default", 0.9),
+		gauge(rubric.Recovery, "default", 0.85),
 	}, metricdatatest.IgnoreTimestamp())
 
 	report, err := os.ReadFile(md)
@@ -191,7 +194,7 @@ func TestJudgeDoesNotBlockForever(t *testing.T) {
 	require.NoError(t, h.exp.Drain(context.Background()))
 	require.NoError(t, h.exp.Shutdown(context.Background()))
 	for _, r := range h.results(t) {
-		if r.Axis == rules.AxisDispatch {
+		if r.Axis == rubric.Dispatch {
 			require.Equal(t, rules.Error, r.Outcome)
 			require.True(t, strings.HasPrefix(r.Message, "judge error: no answer within the trace's time for judging"), r.Message)
 		}
@@ -204,10 +207,7 @@ func TestJudgeDoesNotBlockForever(t *testing.T) {
 func TestDeterministicOnlyNeverAsksTheJudge(t *testing.T) {
 	srv := judgetest.New(t, judgetest.Always(judgetest.Fail))
 	cases := deterministicRubricCases()
-	cases[0].Steps = append(cases[0].Steps, rules.StepConfig{
-		Action: rules.ActionContext, FromAgent: "triage", ToAgent: "weather_specialist", RubricType: rules.RubricGroundedness,
-		ForbiddenPatterns: []string{`\b(?:\d[ -]?){13,16}\b`}, DeterministicOnly: true,
-	})
+	cases[0].Steps = append(cases[0].Steps, rules.StepConfig{Kind: &steps.ContextStep{FromAgent: "triage", ToAgent: "weather_specialist", RubricType: rubric.Groundedness, ForbiddenPatterns: []string{`\b(?:\d[ -]?){13,16}\b`}, DeterministicOnly: true}})
 	cfg := &Config{LogVerdicts: LogNone, Cases: cases, Judge: judge.DefaultConfig()}
 	cfg.Judge.Endpoint, cfg.Judge.Model = srv.URL, "fake-judge"
 	h := newHarness(t, cfg)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -192,7 +193,7 @@ func TestRedactionConfig(t *testing.T) {
 func TestVerdictLogsEscapeControlCharacters(t *testing.T) {
 	h := newHarness(t, &Config{LogVerdicts: LogAll})
 	h.exp.log([]rules.Result{{
-		TraceID: "0a0a", Case: "c", Step: "s", Outcome: rules.Fail, Axis: rules.AxisScope,
+		TraceID: "0a0a", Case: "c", Step: "s", Outcome: rules.Fail, Axis: rubric.Scope,
 		From: "triage", To: "evil\nagent\x1b[2J", Message: "saw evil\nagent\x1b[2J\r\nFAIL forged",
 	}})
 	entries := h.logs.FilterMessageSnippet("assertion fail").All()

@@ -20,6 +20,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
@@ -40,7 +41,7 @@ func loadSeedConfig(t *testing.T) *Config {
 func TestSeed001ConfigLoads(t *testing.T) {
 	cfg := loadSeedConfig(t)
 	require.Equal(t, ReportsConfig{JUnit: "/tmp/assertions.junit.xml", Markdown: "/tmp/assertions.md"}, cfg.Reports)
-	require.Equal(t, []string{"shell.exec"}, cfg.Defaults.ExpectedNoToolCalls)
+	require.Equal(t, expect.ExpectedNoToolCalls{"shell.exec"}, cfg.Defaults.ExpectedNoToolCalls)
 
 	// The same list as the rules' testdata, so the two cannot drift apart.
 	cm, err := confmaptest.LoadConf(filepath.Join("..", "internal", "rules", "testdata", "seed001.yaml"))
@@ -56,17 +57,17 @@ func TestSeed001ConfigLoads(t *testing.T) {
 	for _, c := range cfg.Cases {
 		byName[c.Name] = c
 	}
-	require.Equal(t, []rules.ToolCallSpec{
+	require.Equal(t, expect.ExpectedToolCalls{
 		{Tool: "math.calculator.add", Expr: "invocations == 1 and params.a == 4"},
 		{Tool: "math.calculator.add", Expr: "invocations == 1 and params.a == 7"},
 	}, byName["calls_add_for_each_pair"].ExpectedToolCalls)
-	require.Equal(t, []rules.ToolCallSpec{{Tool: "math.calculator.add"}}, byName["uses_calculator"].ExpectedToolCalls)
+	require.Equal(t, expect.ExpectedToolCalls{{Tool: "math.calculator.add"}}, byName["uses_calculator"].ExpectedToolCalls)
 	fwd := byName["forwards_charge_id_unchanged"]
 	require.Equal(t, "create_charge_then_refund", fwd.Builder, "runner fields are accepted (and ignored)")
 	require.Equal(t, map[string]any{"amount_cents": 4200}, fwd.BuilderArgs)
 	sum := byName["dispatches_summarizer_then_publisher"].ExpectedChildAgents.Specs()["summarizer"]
-	require.Equal(t, `output.summary != ""`, sum.ExpectedResult)
-	require.Equal(t, []rules.ToolCallSpec{{Tool: "kafka.publish", Expr: `params.topic == "summaries"`}},
+	require.Equal(t, expect.ExpectedResult(`output.summary != ""`), sum.ExpectedResult)
+	require.Equal(t, expect.ExpectedToolCalls{{Tool: "kafka.publish", Expr: `params.topic == "summaries"`}},
 		sum.ExpectedChildAgents.Specs()["publisher"].ExpectedToolCalls)
 	tel := byName["fans_out_telemetry"].ExpectedChildAgents.Specs()["telemetry-writer"]
 	require.Equal(t, 1, *tel.ExpectedTriggered)
@@ -225,7 +226,7 @@ func TestReportPathNotWritable(t *testing.T) {
 // TestBatchOrder: the traces of one batch are judged in trace-id order.
 func TestBatchOrder(t *testing.T) {
 	h := newHarness(t, &Config{LogVerdicts: LogNone, Cases: []rules.CaseConfig{{
-		Name: "c", TestFields: rules.TestFields{AgentExpectations: rules.AgentExpectations{ExpectedResult: `status == "completed"`}},
+		Name: "c", TestFields: rules.TestFields{AgentExpectations: expect.AgentExpectations{ExpectedResult: `status == "completed"`}},
 	}}})
 	batch := rulestest.Seed001["completes_cleanly"].Pass(9).Traces()
 	for _, id := range []byte{3, 7, 1, 5} {

@@ -9,7 +9,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -115,10 +117,10 @@ func judgeOutcomes() []string {
 }
 
 // startGates records the configured thresholds, per configured pair (and default) and axis.
-func (t *telemetry) startGates(gs *rules.GateSet) {
+func (t *telemetry) startGates(gs *gate.Set) {
 	ctx := context.Background()
 	for _, pair := range gs.Buckets() {
-		for _, axis := range rules.Axes {
+		for _, axis := range rubric.Axes {
 			if th, ok := gs.BucketThreshold(pair, axis); ok {
 				t.tb.ExporterAssertionGateThreshold.Record(ctx, th, t.gateAttrs(axis, pair))
 			}
@@ -143,7 +145,7 @@ func (t *telemetry) judgeEvent(e judge.Event) {
 }
 
 // gateScores records the sliding window's means.
-func (t *telemetry) gateScores(ctx context.Context, scores []rules.WindowScore) {
+func (t *telemetry) gateScores(ctx context.Context, scores []gate.WindowScore) {
 	for _, s := range scores {
 		t.tb.ExporterAssertionGateScore.Record(ctx, s.Score, t.gateAttrs(s.Axis, s.Pair))
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
@@ -159,7 +160,7 @@ func TestReplayWaitsForEveryGrading(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.jsonl")
 	code, stdout, stderr := runCmd(t, append([]string{"replay", "--config", cfg, "--json", out}, files...)...)
 	require.Equal(t, exitPass, code, stdout+stderr)
-	results, err := readResults(out)
+	results, err := report.ReadJSONLines(out)
 	require.NoError(t, err)
 	graded := 0
 	for _, r := range results {

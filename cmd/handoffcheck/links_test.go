@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 )
 
 // asyncFiles writes an asynchronous handoff between two traces as two span files, built
@@ -70,7 +71,7 @@ func TestReplayResolvesLinksBetweenTraces(t *testing.T) {
 		require.Equal(t, exitPass, code, out+errOut)
 		// One trace judged: the case selects the receiver's.
 		require.Equal(t, "handoffcheck: 1 traces, 2 assertions\n2 passed, 0 failed, 0 errors, 0 skipped\n", out)
-		results, err := readResults(jsonOut)
+		results, err := report.ReadJSONLines(jsonOut)
 		require.NoError(t, err)
 		require.Len(t, results, 2)
 		require.Equal(t, "weather_specialist delegated to Hello world 1 times", results[1].Message)

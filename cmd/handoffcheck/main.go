@@ -26,6 +26,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
@@ -139,17 +140,17 @@ func judgeRun(ctx context.Context, pl *pipeline, o options, spans int, stdout, s
 				info.label(), mark, r.Message)
 		}
 	}
-	tally := rules.NewGateTally()
-	tally.Add(results)
+	tally := gate.NewTally()
+	tally.Add(rules.Scores(results))
 	gates := tally.Evaluate(pl.gates)
 	sum.Gates = gates
 	for _, g := range gates {
 		switch g.Status {
-		case rules.GatePass:
+		case gate.Pass:
 			printLine(stdout, "GATE PASS %s", g)
-		case rules.GateFail:
+		case gate.Fail:
 			printLine(stdout, "GATE FAIL %s", g)
-		case rules.GateInsufficient:
+		case gate.Insufficient:
 			printLine(stdout, "GATE SKIPPED %s", g)
 		}
 	}

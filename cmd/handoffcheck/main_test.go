@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
 
@@ -102,7 +103,7 @@ func TestReplayFails(t *testing.T) {
 		"weather_specialist (span 0220be9d21dc61d8) made 2 tool calls, over maxToolCalls 1\n"+
 		"SKIPPED tight_budget ghost trace f4f85fa1287a499869aa8f6a54cd202a"+adkLabel+"agent ghost did not run; agents that ran: triage, weather_specialist; nothing to budget\n"+
 		"handoffcheck: 2 traces, 10 assertions\n6 passed, 2 failed, 0 errors, 2 skipped\n", out)
-	results, err := readResults(jsonOut)
+	results, err := report.ReadJSONLines(jsonOut)
 	require.NoError(t, err)
 	require.Len(t, results, 10)
 

@@ -22,8 +22,10 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector"
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // pipeline is the collector's handoff processor feeding its assertion exporter, built from
@@ -36,7 +38,7 @@ type pipeline struct {
 	results []rules.Result
 	// gates of the exporter's config (applied to the run's mean rubric scores), and its
 	// judge (nil: none configured).
-	gates *rules.GateSet
+	gates *gate.Set
 	judge *judge.Info
 	// index knows each trace's files and service (for the console and the summary); cases
 	// are the config's case names, in config order.
@@ -163,8 +165,8 @@ func loadComponents(ctx context.Context, o options) (*components, error) {
 		base := filepath.Dir(o.config)
 		for i := range ecfg.Cases {
 			for j := range ecfg.Cases[i].Steps {
-				st := &ecfg.Cases[i].Steps[j]
-				if st.Source == rules.SourceFile && st.OtelSpansFile != "" && !filepath.IsAbs(st.OtelSpansFile) {
+				st, ok := ecfg.Cases[i].Steps[j].Kind.(*steps.TopologyStep)
+				if ok && st.SpansFile() != "" && !filepath.IsAbs(st.OtelSpansFile) {
 					st.OtelSpansFile = filepath.Join(base, st.OtelSpansFile)
 				}
 			}
@@ -226,7 +228,7 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	if err := pl.index.sawFileCases(ecfg.Cases); err != nil {
 		return nil, err
 	}
-	if pl.gates, err = rules.CompileGates(ecfg.Gates); err != nil {
+	if pl.gates, err = gate.Compile(ecfg.Gates); err != nil {
 		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
 	}
 	if ecfg.Judge.Enabled() {

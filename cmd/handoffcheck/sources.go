@@ -1,9 +1,11 @@
 package main
 
 import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // nameSource tells the exporter's reports which span file each trace of td was read
@@ -14,18 +16,10 @@ func nameSource(pl *pipeline, td ptrace.Traces, file string) {
 		return
 	}
 	seen := map[string]bool{}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				id := spans.At(k).TraceID().String()
-				if !seen[id] {
-					seen[id] = true
-					namer.SetTraceSource(id, file)
-				}
-			}
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		if id := sp.TraceID().String(); !seen[id] {
+			seen[id] = true
+			namer.SetTraceSource(id, file)
 		}
-	}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -22,9 +23,9 @@ type summary struct {
 	Counts          counts `json:"counts"`
 	// Cases are every case of the config, in config order (a case that selected no trace
 	// has traces 0).
-	Cases []*caseSummary     `json:"cases"`
-	Gates []rules.GateResult `json:"gates,omitempty"`
-	Judge *judge.Info        `json:"judge,omitempty"`
+	Cases []*caseSummary `json:"cases"`
+	Gates []gate.Result  `json:"gates,omitempty"`
+	Judge *judge.Info    `json:"judge,omitempty"`
 	// Clusters are the failures per cluster (catalogue order); Signatures the failures
 	// grouped by signature, with counts, first and last seen, representative traces and the
 	// immediate_fix (internal/cluster).

@@ -15,6 +15,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/report"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // traceInfo is where a judged trace came from, for the console, the JSON summary and
@@ -57,16 +58,7 @@ func (x *traceIndex) get(id string) *traceInfo {
 func (x *traceIndex) sawFile(file string, td ptrace.Traces) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				x.get(spans.At(k).TraceID().String()).files[file] = true
-			}
-		}
-	}
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) { x.get(sp.TraceID().String()).files[file] = true })
 }
 
 // sawGraph records what the model shows of a trace: its root span's service, its agents

@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
@@ -60,42 +61,28 @@ func caseRefs(where string, c rules.CaseConfig) []nameRef {
 	var out []nameRef
 	for j, s := range c.Steps {
 		at := fmt.Sprintf("%s.steps[%d]", where, j)
-		for _, f := range []struct{ key, name string }{{"agentName", s.AgentName}, {"fromAgent", s.FromAgent}, {"toAgent", s.ToAgent}} {
-			if f.name != "" {
-				out = append(out, nameRef{at + "." + f.key, kindAgent, f.name})
+		for _, n := range s.Names() {
+			kind := kindAgent
+			if n.Tool {
+				kind = kindTool
 			}
-		}
-		for k, cycle := range s.AllowedCycles {
-			for _, a := range cycle {
-				out = append(out, nameRef{fmt.Sprintf("%s.allowedCycles[%d]", at, k), kindAgent, a})
-			}
-		}
-		for k, t := range s.IgnoredTools {
-			out = append(out, nameRef{fmt.Sprintf("%s.ignoredTools[%d]", at, k), kindTool, t})
-		}
-		names, paths, agents := s.ReferenceNames()
-		for k, n := range names {
-			kind := kindTool
-			if agents {
-				kind = kindAgent
-			}
-			out = append(out, nameRef{at + paths[k], kind, n})
+			out = append(out, nameRef{at + "." + n.Key, kind, n.Name})
 		}
 	}
 	return append(out, expectationRefs(where, c.AgentExpectations)...)
 }
 
 // expectationRefs lists the names of test-case fields (those of child agents included).
-func expectationRefs(where string, a rules.AgentExpectations) []nameRef {
+func expectationRefs(where string, a expect.AgentExpectations) []nameRef {
 	var out []nameRef
 	for i, t := range a.ExpectedToolCalls {
-		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, rules.FieldExpectedToolCalls, i), kindTool, t.Tool})
+		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, expect.FieldExpectedToolCalls, i), kindTool, t.Tool})
 	}
 	for i, t := range a.ExpectedToolCallOrder {
-		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, rules.FieldExpectedToolCallOrder, i), kindTool, t})
+		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, expect.FieldExpectedToolCallOrder, i), kindTool, t})
 	}
 	for i, t := range a.ExpectedNoToolCalls {
-		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, rules.FieldExpectedNoToolCalls, i), kindTool, t})
+		out = append(out, nameRef{fmt.Sprintf("%s.%s[%d]", where, expect.FieldExpectedNoToolCalls, i), kindTool, t})
 	}
 	specs := a.ExpectedChildAgents.Specs()
 	names := make([]string, 0, len(specs))
@@ -104,7 +91,7 @@ func expectationRefs(where string, a rules.AgentExpectations) []nameRef {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		at := fmt.Sprintf("%s.%s.%s", where, rules.FieldExpectedChildAgents, name)
+		at := fmt.Sprintf("%s.%s.%s", where, expect.FieldExpectedChildAgents, name)
 		out = append(out, nameRef{at, kindAgent, name})
 		if spec := specs[name]; spec != nil {
 			out = append(out, expectationRefs(at, spec.AgentExpectations)...)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func loadConfig(t testing.TB, file, name string) *Config {
@@ -52,7 +53,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, "weather_overrun", cfg.Assertions.Cases[1].Name)
 	step, ok := cfg.Assertions.Step("weather_overrun", "EXPECT_AGENT_BUDGET#2")
 	require.True(t, ok, "step ids: %+v", cfg.Assertions.Cases[1].Steps)
-	require.Equal(t, "weather_specialist", step.AgentName)
+	require.Equal(t, "weather_specialist", step.Kind.(*steps.BudgetStep).AgentName)
 }
 
 func TestInvalidConfigs(t *testing.T) {

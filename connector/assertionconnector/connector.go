@@ -21,6 +21,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // The collector makes one connector instance per pair of pipeline types it joins (traces
@@ -217,16 +218,7 @@ func (s *shared) verdictsOf(ctx context.Context, td ptrace.Traces) []assertionex
 // same batch (or a copy) from the fan-out.
 func batchKey(td ptrace.Traces) string {
 	counts := map[pcommon.TraceID]uint32{}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				counts[spans.At(k).TraceID()]++
-			}
-		}
-	}
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) { counts[sp.TraceID()]++ })
 	ids := make([]pcommon.TraceID, 0, len(counts))
 	for id := range counts {
 		ids = append(ids, id)

@@ -27,6 +27,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 const tracesDir = "../../testdata/traces"
@@ -147,7 +148,7 @@ func weatherConfig(t testing.TB) *Config {
 // spanOrder lists the span ids of a batch in order.
 func spanOrder(td ptrace.Traces) []string {
 	var out []string
-	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { out = append(out, sp.SpanID().String()) })
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) { out = append(out, sp.SpanID().String()) })
 	return out
 }
 
@@ -172,7 +173,7 @@ func rootVerdict(t *testing.T, td ptrace.Traces, rootAgentSpan string) (string, 
 	t.Helper()
 	var verdict string
 	var failed []any
-	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
 		if sp.SpanID().String() != rootAgentSpan {
 			return
 		}
@@ -221,7 +222,7 @@ func TestHandoffResultOnHandoffSpan(t *testing.T) {
 	h.shutdown(t)
 
 	handoffs := map[string]string{} // trace id -> HANDOFF span id of triage -> weather_specialist
-	forEachSpan(h.traces.AllTraces()[0], func(_ pcommon.Resource, sp ptrace.Span) {
+	spanwalk.Each(h.traces.AllTraces()[0], func(_ pcommon.Resource, sp ptrace.Span) {
 		src, _ := sp.Attributes().Get(agentgraph.AttrSource)
 		dst, _ := sp.Attributes().Get(agentgraph.AttrTarget)
 		if src.Str() != "triage" || dst.Str() != "weather_specialist" {

@@ -15,7 +15,10 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadatatest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // TestGradedResultsFollowInLogsAndMetrics: the traces leave at once with the deterministic
@@ -25,8 +28,8 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	srv := judgetest.New(t, judgetest.Always(judgetest.Pass))
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Assertions.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{Action: rules.ActionRubrics, FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
 	}}}
 	cfg.Assertions.Judge.Endpoint, cfg.Assertions.Judge.Model = srv.URL, "fake-judge"
 	cfg.Assertions.Judge.Retries = 0
@@ -38,7 +41,7 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	out := h.traces.AllTraces()[0]
 	agents := agentSpans(t, in)
 	var pending int64
-	forEachSpan(out, func(_ pcommon.Resource, sp ptrace.Span) {
+	spanwalk.Each(out, func(_ pcommon.Resource, sp ptrace.Span) {
 		for _, a := range agents {
 			if sp.SpanID().String() == a[""] {
 				v, ok := sp.Attributes().Get(AttrVerdictPending)
@@ -57,7 +60,7 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	var graded []plog.LogRecord
 	for _, ld := range h.logs.AllLogs() {
 		forEachRecord(ld, func(lr plog.LogRecord) {
-			if name, _ := lr.Attributes().Get(AttrEvaluationName); name.Str() == "seams/EXPECT_HANDOFF_RUBRICS#2."+rules.AxisDispatch {
+			if name, _ := lr.Attributes().Get(AttrEvaluationName); name.Str() == "seams/EXPECT_HANDOFF_RUBRICS#2."+rubric.Dispatch {
 				graded = append(graded, lr)
 			}
 		})
@@ -70,7 +73,7 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 	label, _ := lr.Attributes().Get(AttrScoreLabel)
 	require.Equal(t, "pass", label.Str())
 	var handoffSpan string
-	forEachSpan(out, func(_ pcommon.Resource, sp ptrace.Span) {
+	spanwalk.Each(out, func(_ pcommon.Resource, sp ptrace.Span) {
 		if src, _ := sp.Attributes().Get(AttrHandoffSource); src.Str() == "triage" {
 			handoffSpan = sp.SpanID().String()
 		}
@@ -89,8 +92,8 @@ func TestGradedResultsFollowInLogsAndMetrics(t *testing.T) {
 		got[attrKey(dps.At(i).Attributes(), AttrCase, AttrStepShort, AttrOutcome)] = dps.At(i).IntValue()
 	}
 	require.Equal(t, map[string]int64{
-		"case=seams step=ASSERT_AGENT_TOPOLOGY#1 outcome=pass ":                             1,
-		"case=seams step=EXPECT_HANDOFF_RUBRICS#2." + rules.AxisDispatch + " outcome=pass ": 1,
+		"case=seams step=ASSERT_AGENT_TOPOLOGY#1 outcome=pass ":                          1,
+		"case=seams step=EXPECT_HANDOFF_RUBRICS#2." + rubric.Dispatch + " outcome=pass ": 1,
 	}, got)
 }
 
@@ -111,15 +114,15 @@ func TestGradingRefusedAtOnceStaysOnTheHandoffSpan(t *testing.T) {
 	t.Cleanup(unblock) // before the server's Close, which waits for the handler
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Assertions.Cases = []rules.CaseConfig{{Name: "seams", Steps: []rules.StepConfig{
-		{Action: rules.ActionTopology},
-		{Action: rules.ActionRubrics, FromAgent: "triage", Rubrics: []string{rules.AxisDispatch}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Dispatch}}},
 	}}}
 	cfg.Assertions.Judge.Endpoint, cfg.Assertions.Judge.Model = srv.URL, "fake-judge"
 	cfg.Assertions.Judge.Retries, cfg.Assertions.Judge.Concurrency, cfg.Assertions.Judge.QueueSize = 0, 1, 1
 	h := newHarness(t, cfg)
 	withID := func(id byte) func(ptrace.Traces) {
 		return func(td ptrace.Traces) {
-			forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { sp.SetTraceID(pcommon.TraceID{id}) })
+			spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) { sp.SetTraceID(pcommon.TraceID{id}) })
 		}
 	}
 	h.consume(t, releasedWith(t, withID(1), "strands-ok.json"))
@@ -130,7 +133,7 @@ func TestGradingRefusedAtOnceStaysOnTheHandoffSpan(t *testing.T) {
 	// The HANDOFF span triage sent, per trace, as forwarded.
 	handoffOf := map[string]string{}
 	for _, td := range h.traces.AllTraces() {
-		forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
 			if src, _ := sp.Attributes().Get(AttrHandoffSource); src.Str() == "triage" {
 				handoffOf[sp.TraceID().String()] = sp.SpanID().String()
 			}
@@ -142,7 +145,7 @@ func TestGradingRefusedAtOnceStaysOnTheHandoffSpan(t *testing.T) {
 		out := map[string][]string{}
 		for _, ld := range h.logs.AllLogs() {
 			forEachRecord(ld, func(lr plog.LogRecord) {
-				if name, _ := lr.Attributes().Get(AttrEvaluationName); name.Str() == "seams/EXPECT_HANDOFF_RUBRICS#2."+rules.AxisDispatch {
+				if name, _ := lr.Attributes().Get(AttrEvaluationName); name.Str() == "seams/EXPECT_HANDOFF_RUBRICS#2."+rubric.Dispatch {
 					et, _ := lr.Attributes().Get(AttrErrorType)
 					out[lr.TraceID().String()] = append(out[lr.TraceID().String()], et.Str()+" on "+lr.SpanID().String())
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // Metric names, units and bucket boundaries the connector emits (README.md, "Metrics").
@@ -245,7 +246,8 @@ func (a *aggregator) addResultsLocked(results []rules.Result, g *agentgraph.Grap
 // budgetUse records used / limit of each limit of an EXPECT_AGENT_BUDGET step, per run of
 // its agent (over the run's subtree, as the step checks it).
 func (a *aggregator) budgetUse(r rules.Result, g *agentgraph.Graph) {
-	step, ok := a.cfg.Step(r.Case, r.Step)
+	cfg, _ := a.cfg.Step(r.Case, r.Step)
+	step, ok := cfg.Kind.(*steps.BudgetStep)
 	if !ok {
 		return
 	}

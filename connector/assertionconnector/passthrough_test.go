@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // TestUnjudgedSpansPassUnchanged: spans no case judges leave exactly as they came — a
@@ -23,10 +24,10 @@ func TestUnjudgedSpansPassUnchanged(t *testing.T) {
 	h := newHarness(t, cfg)
 	in := released(t, "google-adk-ok.json", "strands-ok.json")
 	late := released(t, "mastra-ok.json")
-	forEachSpan(late, func(_ pcommon.Resource, sp ptrace.Span) { sp.Attributes().PutBool(agentgraph.AttrLateSpan, true) })
+	spanwalk.Each(late, func(_ pcommon.Resource, sp ptrace.Span) { sp.Attributes().PutBool(agentgraph.AttrLateSpan, true) })
 	late.ResourceSpans().MoveAndAppendTo(in.ResourceSpans())
 	zero := released(t, "vercel-ai-ok.json")
-	forEachSpan(zero, func(_ pcommon.Resource, sp ptrace.Span) { sp.SetTraceID(pcommon.NewTraceIDEmpty()) })
+	spanwalk.Each(zero, func(_ pcommon.Resource, sp ptrace.Span) { sp.SetTraceID(pcommon.NewTraceIDEmpty()) })
 	zero.ResourceSpans().MoveAndAppendTo(in.ResourceSpans())
 
 	h.consume(t, in)

@@ -18,6 +18,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // putResultAttributes writes one result's gen_ai.evaluation.result attributes; e is the
@@ -67,7 +68,7 @@ func (*stamper) stamp(td ptrace.Traces, verdicts []assertionexporter.TraceVerdic
 		return
 	}
 	spans := map[spanKey]ptrace.Span{}
-	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) {
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
 		spans[spanKey{sp.TraceID(), sp.SpanID()}] = sp
 	})
 	present := func(id pcommon.TraceID) func(pcommon.SpanID) bool {

@@ -10,7 +10,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // Names the connector emits (see README.md, "Semantic conventions").
@@ -67,9 +69,9 @@ const (
 // conventions' fallback) when none of the known ones.
 func errorTypeOf(r rules.Result) string {
 	switch {
-	case strings.Contains(r.Message, rules.ErrShutDown.Error()):
+	case strings.Contains(r.Message, judge.ErrShutDown.Error()):
 		return "shutdown"
-	case strings.Contains(r.Message, rules.ErrQueueFull.Error()):
+	case strings.Contains(r.Message, judge.ErrQueueFull.Error()):
 		return "queue_full"
 	case strings.Contains(r.Message, "eval_timeout"):
 		return "eval_timeout"
@@ -165,22 +167,8 @@ func verdictOf(results []rules.Result) (verdict string, failed []string, ok bool
 // synthesized is there (the graph it shares was built before it added them).
 func spanIDsIn(td ptrace.Traces) map[pcommon.SpanID]bool {
 	out := map[pcommon.SpanID]bool{}
-	forEachSpan(td, func(_ pcommon.Resource, sp ptrace.Span) { out[sp.SpanID()] = true })
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) { out[sp.SpanID()] = true })
 	return out
-}
-
-func forEachSpan(td ptrace.Traces, fn func(pcommon.Resource, ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				fn(rs.Resource(), spans.At(k))
-			}
-		}
-	}
 }
 
 // pendingHandoff remembers, for each trace waiting for the judge, which of its HANDOFF

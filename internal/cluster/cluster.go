@@ -20,10 +20,11 @@ const (
 	// expected_payload, the ScopeFidelity "context supplied" part).
 	DroppedConstraint Name = "dropped_constraint"
 	// WrongDispatch: a delegation to an unexpected agent, or one missing or repeated
-	// (EXPECT_DELEGATION_TO, expected_triggered, a missing handoff, DispatchCorrectness).
+	// (EXPECT_DELEGATION_TO, expected_triggered, a missing handoff, EXPECT_TRAJECTORY of agents,
+	// DispatchCorrectness).
 	WrongDispatch Name = "wrong_dispatch"
 	// ScopeBleed: the receiver called tools outside handoff.allowed_tools or did work beyond
-	// its scope (ScopeFidelity, expected_no_tool_calls).
+	// its scope (ScopeFidelity, expected_no_tool_calls, EXPECT_AGENT_TOOLS).
 	ScopeBleed Name = "scope_bleed"
 	// IntegrationSkip: the sender ignored the receiver's return value (ResultIntegration).
 	IntegrationSkip Name = "integration_skip"

@@ -36,3 +36,19 @@ func TestPortsAreDistinctBindableAndNeverRepeated(t *testing.T) {
 	}
 	l.Close()
 }
+
+// TestPortOneAtATime: ports asked for one by one are distinct too (the harness and
+// handoffcheck live ask for them so).
+func TestPortOneAtATime(t *testing.T) {
+	seen := map[int]bool{}
+	for range 20 {
+		p, err := Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[p] {
+			t.Fatalf("port %d handed out twice", p)
+		}
+		seen[p] = true
+	}
+}

@@ -6,11 +6,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
-func rubric(trace, from, to, axis string, score float64, gated bool) rules.Result {
+func rubricResult(trace, from, to, axis string, score float64, gated bool) rules.Result {
 	o := rules.Pass
 	if score < 0.5 {
 		o = rules.Fail
@@ -23,23 +25,23 @@ func rubric(trace, from, to, axis string, score float64, gated bool) rules.Resul
 }
 
 func TestGateReports(t *testing.T) {
-	gs, err := rules.CompileGates(rules.GateConfig{
-		Default:    map[string]float64{rules.AxisScope: 0.9, rules.AxisRecovery: 0.85},
-		Pairs:      []rules.PairGateConfig{{From: "planner", To: "critic", Thresholds: map[string]float64{rules.AxisScope: 0.5}}},
-		MinSamples: 1, Window: rules.WindowConfig{Size: 10},
+	gs, err := gate.Compile(gate.Config{
+		Default:    map[string]float64{rubric.Scope: 0.9, rubric.Recovery: 0.85},
+		Pairs:      []gate.PairConfig{{From: "planner", To: "critic", Thresholds: map[string]float64{rubric.Scope: 0.5}}},
+		MinSamples: 1, Window: gate.WindowConfig{Size: 10},
 	})
 	require.NoError(t, err)
 	run := NewRun([]string{"seams"})
 	run.SetGates(gs)
 	run.SetJudge(judge.Info{Model: "gpt-4o-mini", Template: "handoff_v1", Samples: 3})
 	run.Add(nil, []rules.Result{
-		rubric("a1", "planner", "researcher", rules.AxisScope, 1, true),
-		rubric("a1", "planner", "critic", rules.AxisScope, 0, true),
-		rubric("a1", "planner", "researcher", rules.AxisIntegration, 1, false),
+		rubricResult("a1", "planner", "researcher", rubric.Scope, 1, true),
+		rubricResult("a1", "planner", "critic", rubric.Scope, 0, true),
+		rubricResult("a1", "planner", "researcher", rubric.Integration, 1, false),
 	})
 	run.Add(nil, []rules.Result{
-		rubric("b2", "planner", "researcher", rules.AxisScope, 0, true),
-		rubric("b2", "planner", "critic", rules.AxisScope, 1, true),
+		rubricResult("b2", "planner", "researcher", rubric.Scope, 0, true),
+		rubricResult("b2", "planner", "critic", rubric.Scope, 1, true),
 	})
 
 	md := string(run.Markdown())
@@ -66,7 +68,7 @@ func TestGateReports(t *testing.T) {
 	require.Contains(t, junit, `<testsuites name="otelcol-handoff assertions" tests="7" failures="1" errors="0" skipped="0">`)
 
 	// Every gate passing: the run passes although single handoffs failed.
-	gs, err = rules.CompileGates(rules.GateConfig{Default: map[string]float64{rules.AxisScope: 0.5}, MinSamples: 1, Window: rules.WindowConfig{Size: 1}})
+	gs, err = gate.Compile(gate.Config{Default: map[string]float64{rubric.Scope: 0.5}, MinSamples: 1, Window: gate.WindowConfig{Size: 1}})
 	require.NoError(t, err)
 	run.SetGates(gs)
 	md = string(run.Markdown())
@@ -76,7 +78,7 @@ func TestGateReports(t *testing.T) {
 
 // TestNoJudgeGates: without a judge the section says where the scores come from.
 func TestNoJudgeGates(t *testing.T) {
-	gs, err := rules.CompileGates(rules.GateConfig{Default: map[string]float64{rules.AxisRecovery: 0.85}, MinSamples: 1, Window: rules.WindowConfig{Size: 1}})
+	gs, err := gate.Compile(gate.Config{Default: map[string]float64{rubric.Recovery: 0.85}, MinSamples: 1, Window: gate.WindowConfig{Size: 1}})
 	require.NoError(t, err)
 	run := NewRun([]string{"seams"})
 	run.SetGates(gs)

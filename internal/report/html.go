@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
@@ -160,11 +161,11 @@ func (r *Run) page() htmlPage {
 				hg.Threshold = fmt.Sprintf("%.2f", *g.Threshold)
 			}
 			switch g.Status {
-			case rules.GatePass:
+			case gate.Pass:
 				hg.Verdict = "pass"
-			case rules.GateFail:
+			case gate.Fail:
 				hg.Verdict = "FAIL"
-			case rules.GateInsufficient:
+			case gate.Insufficient:
 				hg.Verdict = "too few handoffs (min_samples)"
 			default:
 				hg.Verdict = "no threshold"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 )
 
 // JSONLines appends one JSON object per result to a file: a "timestamp" (when the result's
@@ -99,4 +100,28 @@ func (j *JSONLines) Close() error {
 	}
 	j.f = nil
 	return err
+}
+
+// ReadJSONLines reads the results of a JSON-lines report (the timestamps dropped); a file
+// that does not exist holds none.
+func ReadJSONLines(path string) ([]rules.Result, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []rules.Result
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), spanfile.MaxRequest)
+	for sc.Scan() {
+		var r rules.Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
@@ -204,13 +205,13 @@ func (r *Run) gateSuite() *junitSuite {
 		tc := junitCase{Name: text(g.Axis + " " + g.Pair()), ClassName: "gates"}
 		s.Tests++
 		switch g.Status {
-		case rules.GateFail:
+		case gate.Fail:
 			s.Failures++
 			tc.Failure = &junitProblem{
 				Message: text(g.String()), Type: "gate",
 				Body: clean(fmt.Sprintf("pair: %s\naxis: %s\nmean score: %.4f\nthreshold: %.2f\nhandoffs: %d", textsafe.Escape(g.Pair()), g.Axis, g.Score, *g.Threshold, g.Samples)),
 			}
-		case rules.GateInsufficient:
+		case gate.Insufficient:
 			s.Skipped++
 			tc.Skipped = &junitSkipped{Message: text(g.String())}
 		default:

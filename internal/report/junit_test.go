@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
@@ -34,9 +35,9 @@ func junitRun(first, second, third, fourth byte) *Run {
 		if g.Root != nil && g.Root.Name == "triage" && len(g.Edges) == 2 {
 			results = append(results,
 				rules.Result{TraceID: id, Case: "seams", Step: "EXPECT_HANDOFF_RUBRICS#1.ScopeFidelity", From: "triage", To: "billing",
-					Axis: rules.AxisScope, Outcome: rules.Pass, Spans: []string{g.Edges[0].To.Span.ID.String()}, Complete: true},
+					Axis: rubric.Scope, Outcome: rules.Pass, Spans: []string{g.Edges[0].To.Span.ID.String()}, Complete: true},
 				rules.Result{TraceID: id, Case: "seams", Step: "EXPECT_HANDOFF_RUBRICS#1.ScopeFidelity", From: "triage", To: "billing",
-					Axis: rules.AxisScope, Outcome: rules.Fail, Message: "out of scope", Spans: []string{g.Edges[1].To.Span.ID.String()}, Complete: true})
+					Axis: rubric.Scope, Outcome: rules.Fail, Message: "out of scope", Spans: []string{g.Edges[1].To.Span.ID.String()}, Complete: true})
 		}
 		run.Add(g, results)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -113,11 +114,7 @@ func locateFailures(d *dag, g *agentgraph.Graph, index map[*agentgraph.Invocatio
 
 // stepAction reports whether the action is one of the step language's (not a test-case field).
 func stepAction(action string) bool {
-	switch action {
-	case rules.ActionTopology, rules.ActionDelegation, rules.ActionBudget, rules.ActionContext, rules.ActionRubrics, rules.ActionTrajectory:
-		return true
-	}
-	return false
+	return slices.Contains(rules.StepActions(), action)
 }
 
 // handoffAction reports whether a result of the action is about a handoff, not an agent.
@@ -229,6 +226,8 @@ func shortReason(res rules.Result, span string) string {
 		tag = "context"
 	case rules.ActionRubrics:
 		tag = res.Axis
+	case rules.ActionAgentTools:
+		tag = "tools"
 	case rules.ActionTrajectory:
 		tag = "trajectory"
 	}

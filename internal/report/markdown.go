@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/verdict"
@@ -136,7 +137,7 @@ func (r *Run) Markdown() []byte {
 
 // gateSection writes the gates: the judge, then one row per pair and axis with its mean
 // score, threshold, number of scored handoffs and verdict.
-func (r *Run) gateSection(b *bytes.Buffer, gates []rules.GateResult) {
+func (r *Run) gateSection(b *bytes.Buffer, gates []gate.Result) {
 	if len(gates) == 0 && !r.gates.Enabled() {
 		return
 	}
@@ -158,11 +159,11 @@ func (r *Run) gateSection(b *bytes.Buffer, gates []rules.GateResult) {
 			threshold = fmt.Sprintf("%.2f", *g.Threshold)
 		}
 		switch g.Status {
-		case rules.GatePass:
+		case gate.Pass:
 			verdict = "pass"
-		case rules.GateFail:
+		case gate.Fail:
 			verdict = "**FAIL**"
-		case rules.GateInsufficient:
+		case gate.Insufficient:
 			verdict = "too few handoffs (min_samples)"
 		}
 		fmt.Fprintf(b, "| %s | %s | %.2f | %s | %d | %s |\n", cell(g.Pair()), g.Axis, g.Score, threshold, g.Samples, verdict)

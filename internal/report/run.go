@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -49,8 +50,8 @@ type Run struct {
 
 	// Handoff rubrics: the gates (nil: none), the scores per pair and axis over the whole
 	// run, and the judge (nil: none).
-	gates *rules.GateSet
-	tally *rules.GateTally
+	gates *gate.Set
+	tally *gate.Tally
 	judge *judge.Info
 	// policy masks the results' text before they are kept (nil: redact.Default()).
 	policy *redact.Policy
@@ -69,7 +70,7 @@ func NewRun(cases []string) *Run {
 		caseIndex: map[string]int{},
 		byCase:    map[string]*verdict.Counts{}, pictures: map[string]*dag{}, traceInfos: map[string]traceInfo{},
 		sources: map[string]string{},
-		tally:   rules.NewGateTally(), clusters: cluster.NewGrouper(),
+		tally:   gate.NewTally(), clusters: cluster.NewGrouper(),
 	}
 	for _, c := range cases {
 		r.addCase(c)
@@ -78,7 +79,7 @@ func NewRun(cases []string) *Run {
 }
 
 // SetGates makes the reports apply the gates to the run's mean rubric scores.
-func (r *Run) SetGates(gs *rules.GateSet) {
+func (r *Run) SetGates(gs *gate.Set) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.gates = gs
@@ -115,13 +116,13 @@ func (r *Run) SetJudge(info judge.Info) {
 }
 
 // Gates is the verdict of every gate over the run so far (nil without gates or scores).
-func (r *Run) Gates() []rules.GateResult {
+func (r *Run) Gates() []gate.Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.gateResults()
 }
 
-func (r *Run) gateResults() []rules.GateResult {
+func (r *Run) gateResults() []gate.Result {
 	if r.tally.Len() == 0 {
 		return nil
 	}
@@ -159,7 +160,7 @@ func (r *Run) Add(g *agentgraph.Graph, results []rules.Result) {
 	for i, res := range results {
 		masked[i] = rules.RedactResult(res, r.policy) // a copy: the caller's results stay as they are
 	}
-	r.tally.Add(masked) // gate pairs are agent names: masked too
+	r.tally.Add(rules.Scores(masked)) // gate pairs are agent names: masked too
 	r.addClusters(g, masked)
 	for i, res := range masked {
 		r.addCase(res.Case)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph/agentgraphtest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // benchRules builds exactly n rules of the kinds a real config mixes: topology, delegation
@@ -17,9 +18,9 @@ import (
 func benchRules(n int) []CaseConfig {
 	depth, calls := 3, 6
 	kinds := []StepConfig{
-		{Action: ActionTopology, MaxDepth: &depth},
-		{Action: ActionDelegation, AgentName: "weather_specialist", FromAgent: "triage"},
-		{Action: ActionBudget, AgentName: "weather_specialist", MaxToolCalls: &calls},
+		{Kind: &steps.TopologyStep{MaxDepth: &depth}},
+		{Kind: &steps.DelegationStep{AgentName: "weather_specialist", FromAgent: "triage"}},
+		{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxToolCalls: &calls}},
 	}
 	var cases []CaseConfig
 	for i := 0; i < n; i++ {
@@ -66,8 +67,8 @@ func BenchmarkEvaluate(b *testing.B) {
 // rubricCases grades every handoff on the four rubrics, after a topology step.
 func rubricCases() []CaseConfig {
 	return []CaseConfig{{Name: "rubrics", Steps: []StepConfig{
-		{Action: ActionTopology, AllowCycles: true},
-		{Action: ActionRubrics},
+		{Kind: &steps.TopologyStep{AllowCycles: true}},
+		{Kind: &steps.RubricsStep{}},
 	}}}
 }
 

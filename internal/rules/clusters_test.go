@@ -8,6 +8,8 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // TestJudgedFailureCluster: a rubric the judge fails takes its rubric's cluster, and signs
@@ -22,7 +24,7 @@ func TestJudgedFailureCluster(t *testing.T) {
 			}
 			return judgetest.Verdict(0.9, true, "fine")
 		})
-		r := rubricResults(t, goodFlights(byte(0x41+i)).t.Graph(), StepConfig{Rubrics: []string{AxisDispatch, AxisScope}}, Options{Judge: c})
+		r := rubricResults(t, goodFlights(byte(0x41+i)).t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}, Options{Judge: c})
 		got = append(got, r["planner->researcher/DispatchCorrectness"])
 		require.Equal(t, Pass, r["planner->researcher/ScopeFidelity"].Outcome)
 		require.Empty(t, r["planner->researcher/ScopeFidelity"].Cluster, "only a failure has a cluster")
@@ -34,19 +36,4 @@ func TestJudgedFailureCluster(t *testing.T) {
 		require.Equal(t, cluster.WrongDispatch, r.Cluster)
 	}
 	require.Equal(t, got[0].Signature, got[1].Signature)
-}
-
-// TestRubricPartClusters: a failed deterministic part names its own cluster when it has
-// one (ScopeFidelity's context part: dropped_constraint), else the rubric's (its allowed
-// tools part: scope_bleed).
-func TestRubricPartClusters(t *testing.T) {
-	failed := func(name string) part { return part{name: name, state: partFail} }
-	ctx := failed("context supplied")
-	ctx.cluster = cluster.DroppedConstraint
-	require.Equal(t, cluster.ScopeBleed, rubricCluster(AxisScope, []part{{name: "allowed tools", state: partPass}, failed("allowed tools")}))
-	require.Equal(t, cluster.DroppedConstraint, rubricCluster(AxisScope, []part{{name: "allowed tools", state: partPass}, ctx}))
-	require.Equal(t, cluster.IntegrationSkip, rubricCluster(AxisIntegration, []part{failed("return value read")}))
-	require.Equal(t, cluster.RecoveryBlind, rubricCluster(AxisRecovery, nil))
-	require.Equal(t, cluster.WrongDispatch, rubricCluster(AxisDispatch, nil))
-	require.Equal(t, cluster.Other, rubricCluster("bogus", nil))
 }

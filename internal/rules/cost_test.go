@@ -10,6 +10,7 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func usdLimit(v float64) *float64 { return &v }
@@ -29,9 +30,9 @@ func readFile(t *testing.T, path string) ptrace.Traces {
 }
 
 // costResult evaluates one budget step on td's graph built with opts.
-func costResult(t *testing.T, td ptrace.Traces, opts agentgraph.Options, step StepConfig) Result {
+func costResult(t *testing.T, td ptrace.Traces, opts agentgraph.Options, step steps.BudgetStep) Result {
 	t.Helper()
-	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology, AllowCycles: true}, step}}}, Options{})
+	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{AllowCycles: true}}, {Kind: &step}}}}, Options{})
 	require.NoError(t, err)
 	rs := ev.Evaluate(agentgraph.BuildAll(td, opts)[0], true)
 	require.Len(t, rs, 2)
@@ -44,7 +45,7 @@ func costResult(t *testing.T, td ptrace.Traces, opts agentgraph.Options, step St
 // in its subtree (an inferred handoff).
 func TestCostBudgetReported(t *testing.T) {
 	td := readCorpus(t, "lf-pydantic-ai-multiagent")
-	step := StepConfig{Action: ActionBudget, AgentName: "joke_agent", MaxCostUsd: usdLimit(0.00015)}
+	step := steps.BudgetStep{AgentName: "joke_agent", MaxCostUsd: usdLimit(0.00015)}
 	r := costResult(t, td, agentgraph.Options{}, step)
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, "joke_agent subtree: cost <= $0.00015", r.Expected)
@@ -62,7 +63,7 @@ func TestCostBudgetReported(t *testing.T) {
 // the table ($0.15 and $0.60 per million), $0.0001269.
 func TestCostBudgetTable(t *testing.T) {
 	td := readCorpus(t, "lf-crewai-openinference")
-	r := costResult(t, td, agentgraph.Options{}, StepConfig{Action: ActionBudget, AgentName: "Task._execute_core", MaxCostUsd: usdLimit(0.0001)})
+	r := costResult(t, td, agentgraph.Options{}, steps.BudgetStep{AgentName: "Task._execute_core", MaxCostUsd: usdLimit(0.0001)})
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, "Task._execute_core (span a8bf77474d6f9a1d) cost $0.0001269, over maxCostUsd 0.0001", r.Message)
 }
@@ -73,14 +74,14 @@ func TestCostBudgetTable(t *testing.T) {
 // with the known part already over the limit it fails all the same.
 func TestCostBudgetIncomplete(t *testing.T) {
 	td := readCapture(t, "strands-ok")
-	r := costResult(t, td, agentgraph.Options{}, StepConfig{Action: ActionBudget, AgentName: "weather_specialist", MaxCostUsd: usdLimit(1)})
+	r := costResult(t, td, agentgraph.Options{}, steps.BudgetStep{AgentName: "weather_specialist", MaxCostUsd: usdLimit(1)})
 	require.Equal(t, Error, r.Outcome)
 	require.Equal(t, "incomplete: no price for model mock-weather-1 (weather_specialist (span 6bcab0b4c887d392)): the cost is unknown, "+
 		"so maxCostUsd 1 cannot be checked; price the model under pricing.models", r.Message)
 	require.Equal(t, "tokens 221, duration 9.07ms, tool calls 2, cost at least $0 (incomplete)", r.Actual)
 
 	// Unpriced models are named, sorted: triage's subtree runs on both.
-	r = costResult(t, td, agentgraph.Options{}, StepConfig{Action: ActionBudget, AgentName: "triage", MaxCostUsd: usdLimit(1)})
+	r = costResult(t, td, agentgraph.Options{}, steps.BudgetStep{AgentName: "triage", MaxCostUsd: usdLimit(1)})
 	require.Equal(t, Error, r.Outcome)
 	require.Equal(t, "incomplete: no price for models mock-triage-1, mock-weather-1 (triage (span fa02bab16782b0b7)): the cost is unknown, "+
 		"so maxCostUsd 1 cannot be checked; price the models under pricing.models", r.Message)
@@ -89,7 +90,7 @@ func TestCostBudgetIncomplete(t *testing.T) {
 	// per million = $0.00074), mock-weather-1 not.
 	prices, err := pricing.Config{Models: []pricing.ModelPrice{{Model: "mock-triage-1", Input: usdLimit(10), Output: usdLimit(20)}}}.Compile()
 	require.NoError(t, err)
-	r = costResult(t, td, agentgraph.Options{Prices: prices}, StepConfig{Action: ActionBudget, AgentName: "triage", MaxCostUsd: usdLimit(0.0005)})
+	r = costResult(t, td, agentgraph.Options{Prices: prices}, steps.BudgetStep{AgentName: "triage", MaxCostUsd: usdLimit(0.0005)})
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, "triage (span fa02bab16782b0b7) cost at least $0.00074, over maxCostUsd 0.0005 (no price for model mock-weather-1)", r.Message)
 }
@@ -105,7 +106,7 @@ func TestCostBudgetOverride(t *testing.T) {
 	require.NoError(t, err)
 	opts := agentgraph.Options{Prices: prices}
 	td := readCapture(t, "strands-ok")
-	step := StepConfig{Action: ActionBudget, AgentName: "weather_specialist", MaxCostUsd: usdLimit(0.0003)}
+	step := steps.BudgetStep{AgentName: "weather_specialist", MaxCostUsd: usdLimit(0.0003)}
 	r := costResult(t, td, opts, step)
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, "weather_specialist (span 6bcab0b4c887d392) cost $0.000314, over maxCostUsd 0.0003", r.Message)
@@ -117,13 +118,13 @@ func TestCostBudgetOverride(t *testing.T) {
 
 func TestCostBudgetConfig(t *testing.T) {
 	_, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{
-		{Action: ActionTopology},
-		{Action: ActionBudget, AgentName: "a", MaxCostUsd: usdLimit(-1)},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.BudgetStep{AgentName: "a", MaxCostUsd: usdLimit(-1)}},
 	}}}, Options{})
 	require.ErrorContains(t, err, "cases[0] (c).steps[1].maxCostUsd: must be a finite amount of 0 or more, got -1")
 	_, err = Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{
-		{Action: ActionTopology},
-		{Action: ActionBudget, AgentName: "a", MaxCostUsd: usdLimit(0)},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.BudgetStep{AgentName: "a", MaxCostUsd: usdLimit(0)}},
 	}}}, Options{})
 	require.NoError(t, err, "maxCostUsd alone is a budget")
 }

@@ -9,14 +9,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // TestEvaluateDeferred: the deterministic results come at once and no judge call is made;
-// Run then returns every result in config order, the same as EvaluateContext.
+// Run then returns every result in config order, the same as evaluateContext.
 func TestEvaluateDeferred(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology, AllowCycles: true}, {Action: ActionRubrics}}}}
+	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{AllowCycles: true}}, {Kind: &steps.RubricsStep{}}}}}
 	ev, err := Compile(cases, Options{Judge: c})
 	require.NoError(t, err)
 	g := goodFlights(0x42).t.Graph()
@@ -30,7 +33,7 @@ func TestEvaluateDeferred(t *testing.T) {
 	require.Len(t, graded, e.Grading.Len())
 	require.Len(t, all, len(e.Now)+len(graded))
 	require.Positive(t, srv.Count())
-	want := ev.EvaluateContext(context.Background(), g, true) // the same answers, cached
+	want := ev.evaluateContext(context.Background(), g, true) // the same answers, cached
 	require.Equal(t, want, all)
 }
 
@@ -38,11 +41,11 @@ func TestEvaluateDeferred(t *testing.T) {
 // deterministic ones are untouched.
 func TestGradingFail(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology, AllowCycles: true}, {Action: ActionRubrics}}}}
+	cases := []CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{AllowCycles: true}}, {Kind: &steps.RubricsStep{}}}}}
 	ev, err := Compile(cases, Options{Judge: c})
 	require.NoError(t, err)
 	e := ev.EvaluateDeferred(context.Background(), goodFlights(0x43).t.Graph(), true)
-	all, graded := e.Grading.Fail(ErrShutDown)
+	all, graded := e.Grading.Fail(judge.ErrShutDown)
 	require.Zero(t, srv.Count())
 	require.Equal(t, e.Now[0], all[0])
 	for _, r := range graded {
@@ -52,7 +55,7 @@ func TestGradingFail(t *testing.T) {
 	}
 	// A context canceled for shutdown sends nothing either.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(ErrShutDown)
+	cancel(judge.ErrShutDown)
 	e = ev.EvaluateDeferred(context.Background(), goodFlights(0x44).t.Graph(), true)
 	_, graded = e.Grading.Run(ctx)
 	require.Zero(t, srv.Count())
@@ -68,7 +71,7 @@ func TestEvalTimeoutSeedExpression(t *testing.T) {
 	}
 	l := "[" + strings.Join(list, ",") + "]"
 	slow := fmt.Sprintf(`%s.all(a, %s.all(b, %s.all(c, a + b + c >= 0))) && status == "completed"`, l, l, l)
-	cases := []CaseConfig{{Name: "c", TestFields: TestFields{AgentExpectations: AgentExpectations{ExpectedResult: slow}}}}
+	cases := []CaseConfig{{Name: "c", TestFields: TestFields{AgentExpectations: expect.AgentExpectations{ExpectedResult: expect.ExpectedResult(slow)}}}}
 	ev, err := Compile(cases, Options{CostLimit: MaxCostLimit, EvalTimeout: 5 * time.Millisecond})
 	require.NoError(t, err)
 	e := ev.EvaluateDeferred(context.Background(), goodFlights(0x45).t.Graph(), true)

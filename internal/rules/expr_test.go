@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // TestOneDialect: a case's when and a handoff-context step's contextExpression take the
@@ -13,7 +14,7 @@ import (
 // used to reject it.
 func TestOneDialect(t *testing.T) {
 	g := loopTrace() // planner -> critic -> planner
-	topo := StepConfig{Action: ActionTopology, AllowCycles: true}
+	topo := StepConfig{Kind: &steps.TopologyStep{AllowCycles: true}}
 	for _, tt := range []struct {
 		when     string
 		selected bool
@@ -47,7 +48,7 @@ func TestOneDialect(t *testing.T) {
 		{`from == "critic" or to == "planner"`, Fail},
 		{`"A-2" in scope_prompt or not ("A-1" in scope_prompt)`, Fail},
 	} {
-		step := StepConfig{Action: ActionContext, FromAgent: "planner", ToAgent: "critic", ContextExpression: tt.expr}
+		step := StepConfig{Kind: &steps.ContextStep{FromAgent: "planner", ToAgent: "critic", ContextExpression: tt.expr}}
 		ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{topo, step}}}, Options{})
 		require.NoError(t, err, tt.expr)
 		rs := ev.Evaluate(hg, true)
@@ -62,9 +63,9 @@ func TestOneDialect(t *testing.T) {
 // TestDialectErrorPositions: errors point at the line:column of the text as written, in
 // when and contextExpression as in the expected_* fields.
 func TestDialectErrorPositions(t *testing.T) {
-	_, err := Compile([]CaseConfig{{Name: "c", When: "root_agent == \"a\" and\n  agents.size() >", Steps: []StepConfig{{Action: ActionTopology}}}}, Options{})
+	_, err := Compile([]CaseConfig{{Name: "c", When: "root_agent == \"a\" and\n  agents.size() >", Steps: []StepConfig{{Kind: &steps.TopologyStep{}}}}}, Options{})
 	require.EqualError(t, err, "cases[0] (c).when: ERROR: <input>:2:18: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n |   agents.size() >\n | .................^")
-	step := StepConfig{Action: ActionContext, FromAgent: "a", ToAgent: "b", ContextExpression: `reason == "x" or no_such_var`}
-	_, err = Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology}, step}}}, Options{})
+	step := StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: `reason == "x" or no_such_var`}}
+	_, err = Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{}}, step}}}, Options{})
 	require.EqualError(t, err, "cases[0] (c).steps[1].contextExpression: ERROR: <input>:1:18: undeclared reference to 'no_such_var' (in container '')\n | reason == \"x\" or no_such_var\n | .................^")
 }

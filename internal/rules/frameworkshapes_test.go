@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // The framework shapes of issue 11 as the rules see them through the model, on real
@@ -38,8 +39,8 @@ func TestTransferTextReachesPayloadChecks(t *testing.T) {
 		outcomes(t, ev, "google-adk-transfer-text"))
 
 	ctx, err := Compile([]CaseConfig{{Name: "leak", Steps: []StepConfig{
-		{Action: ActionTopology},
-		{Action: ActionContext, FromAgent: "triage", ToAgent: "weather_specialist", ForbiddenPatterns: []string{`\b4111[ -]?1111[ -]?1111[ -]?1111\b`}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.ContextStep{FromAgent: "triage", ToAgent: "weather_specialist", ForbiddenPatterns: []string{`\b4111[ -]?1111[ -]?1111[ -]?1111\b`}}},
 	}}}, Options{})
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{
@@ -73,10 +74,10 @@ func TestOpenInferenceParamsInRules(t *testing.T) {
 // calls fit a budget of 2.
 func TestSwarmShapeInRules(t *testing.T) {
 	calls := 2
-	r := budgetResult(t, readCapture(t, "strands-ok"), StepConfig{Action: ActionBudget, AgentName: "weather_specialist", MaxToolCalls: &calls})
+	r := budgetResult(t, readCapture(t, "strands-ok"), StepConfig{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxToolCalls: &calls}})
 	require.Equal(t, Pass, r.Outcome, r.Message)
 	one := 1
-	r = budgetResult(t, readCapture(t, "strands-ok"), StepConfig{Action: ActionBudget, AgentName: "weather_specialist", MaxToolCalls: &one})
+	r = budgetResult(t, readCapture(t, "strands-ok"), StepConfig{Kind: &steps.BudgetStep{AgentName: "weather_specialist", MaxToolCalls: &one}})
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, "weather_specialist (span 6bcab0b4c887d392) made 2 tool calls, over maxToolCalls 1", r.Message)
 

@@ -3,16 +3,19 @@ package rules
 import (
 	"testing"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 	"github.com/stretchr/testify/require"
 )
 
 // TestCheckJudged: without a judge, every judge-graded step is named with the fix; the
 // deterministicOnly form of each passes, and steps the judge never grades are not named.
 func TestCheckJudged(t *testing.T) {
-	topology := StepConfig{Action: ActionTopology}
-	context := StepConfig{Action: ActionContext, FromAgent: "a", ToAgent: "b", InlineRubric: "carries the order id"}
-	rubrics := StepConfig{Action: ActionRubrics, Rubrics: []string{AxisDispatch, AxisScope}}
-	onlyDispatch := StepConfig{Action: ActionRubrics, Rubrics: []string{AxisDispatch}}
+	topology := StepConfig{Kind: &steps.TopologyStep{}}
+	contextStep := &steps.ContextStep{FromAgent: "a", ToAgent: "b", InlineRubric: "carries the order id"}
+	context := StepConfig{Kind: contextStep}
+	rubrics := StepConfig{Kind: &steps.RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}}
+	onlyDispatch := StepConfig{Kind: &steps.RubricsStep{Rubrics: []string{rubric.Dispatch}}}
 	err := CheckJudged([]CaseConfig{{Name: "c", Steps: []StepConfig{topology, context, rubrics, onlyDispatch}}})
 	require.EqualError(t, err, "cases[0] (c).steps[1].inlineRubric: EXPECT_HANDOFF_CONTEXT#2 is graded by the judge (inlineRubric), "+
 		"but no judge is configured: configure judge (judge.endpoint and judge.model), or replace the rubric with deterministic checks "+
@@ -23,11 +26,10 @@ func TestCheckJudged(t *testing.T) {
 		"cases[0] (c).steps[3].rubrics: EXPECT_HANDOFF_RUBRICS#4 grades DispatchCorrectness with the judge, but no judge is "+
 		"configured: configure judge (judge.endpoint and judge.model): DispatchCorrectness has no deterministic part")
 
-	context.ForbiddenPatterns, context.DeterministicOnly = []string{`\d{16}`}, true
+	contextStep.ForbiddenPatterns, contextStep.DeterministicOnly = []string{`\d{16}`}, true
 	require.NoError(t, CheckJudged([]CaseConfig{{Name: "c", Steps: []StepConfig{
-		topology, context, {Action: ActionRubrics, DeterministicOnly: true},
-		{Action: ActionContext, FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"A-1"}},
-		{Action: ActionDelegation, AgentName: "b"},
+		topology, context, {Kind: &steps.RubricsStep{DeterministicOnly: true}},
+		{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"A-1"}}},
+		{Kind: &steps.DelegationStep{AgentName: "b"}},
 	}}}))
-	require.Equal(t, []string{AxisScope, AxisIntegration, AxisRecovery}, stepAxes(StepConfig{Action: ActionRubrics, DeterministicOnly: true}))
 }

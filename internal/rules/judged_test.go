@@ -9,7 +9,9 @@ import (
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge/judgetest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 func fakeJudge(t *testing.T, respond judgetest.Responder, tune ...func(*judge.Config)) (*judge.Client, *judgetest.Server) {
@@ -46,7 +48,7 @@ func rubricsOf(srv *judgetest.Server) []string {
 
 func TestRubricsJudged(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.ByContent(judgetest.Pass, judgetest.Route{Contains: "Rubric: DispatchCorrectness", Fixture: judgetest.Fail}))
-	got := rubricResults(t, goodFlights(0x41).t.Graph(), StepConfig{}, Options{Judge: c})
+	got := rubricResults(t, goodFlights(0x41).t.Graph(), steps.RubricsStep{}, Options{Judge: c})
 
 	s := got["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Pass, s.Outcome)
@@ -66,12 +68,12 @@ func TestRubricsJudged(t *testing.T) {
 
 	require.Equal(t, Pass, got["planner->researcher/ResultIntegration"].Outcome)
 	require.Equal(t, Skipped, got["planner->researcher/RecoveryOnError"].Outcome, "no error: the judge is not asked")
-	require.ElementsMatch(t, []string{AxisDispatch, AxisScope, AxisIntegration}, rubricsOf(srv))
+	require.ElementsMatch(t, []string{rubric.Dispatch, rubric.Scope, rubric.Integration}, rubricsOf(srv))
 
 	// What the judge read for ScopeFidelity.
 	for _, r := range srv.Requests() {
 		if strings.HasPrefix(r.User(), "Rubric: ScopeFidelity") {
-			require.Contains(t, r.User(), BuiltinRubrics[AxisScope])
+			require.Contains(t, r.User(), rubric.Builtin[rubric.Scope])
 			require.Contains(t, r.User(), "<scope_prompt>\nfind flights LHR to JFK on 2026-05-01 for order A-1001\n</scope_prompt>")
 			require.Contains(t, r.User(), "<allowed_tools>\nsearch_flights\n</allowed_tools>")
 			require.Contains(t, r.User(), "<receiver_trace>\ntool search_flights args {\"from\": \"LHR\", \"to\": \"JFK\", \"date\": \"2026-05-01\"} -> [{\"flight\": \"BA117\"}]\noutput: BA117 departs 08:25\n</receiver_trace>")
@@ -85,7 +87,7 @@ func TestDeterministicFailureCapsAtZero(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
 	f := goodFlights(0x42)
 	f.t.Tool(f.research, "book_flight", `{"flight": "BA117"}`, 31, 32)
-	got := rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisScope}}, Options{Judge: c})
+	got := rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{Judge: c})
 	r := got["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, 0.0, score(r))
@@ -118,7 +120,7 @@ func TestJudgeErrors(t *testing.T) {
 				tune = append(tune, tt.tune)
 			}
 			c, _ := fakeJudge(t, judgetest.Always(tt.fixture), tune...)
-			got := rubricResults(t, goodFlights(0x43).t.Graph(), StepConfig{Rubrics: []string{AxisDispatch, AxisScope}}, Options{Judge: c})
+			got := rubricResults(t, goodFlights(0x43).t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Dispatch, rubric.Scope}}, Options{Judge: c})
 			r := got["planner->researcher/ScopeFidelity"]
 			require.Equal(t, tt.outcome, r.Outcome, r.Message)
 			require.Contains(t, r.Message, tt.message)
@@ -132,8 +134,8 @@ func TestJudgeErrors(t *testing.T) {
 
 func TestNamedRubricReplacesBuiltin(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.Always(judgetest.Pass))
-	_ = rubricResults(t, goodFlights(0x44).t.Graph(), StepConfig{Rubrics: []string{AxisDispatch}},
-		Options{Judge: c, Rubrics: map[string]string{AxisDispatch: "Penalise over-dispatch: the researcher is expensive."}})
+	_ = rubricResults(t, goodFlights(0x44).t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Dispatch}},
+		Options{Judge: c, Rubrics: map[string]string{rubric.Dispatch: "Penalise over-dispatch: the researcher is expensive."}})
 	require.Equal(t, 1, srv.Count())
 	require.Contains(t, srv.Requests()[0].User(), "Rubric: DispatchCorrectness\nPenalise over-dispatch: the researcher is expensive.\n")
 }
@@ -143,9 +145,9 @@ func TestNamedRubricReplacesBuiltin(t *testing.T) {
 func TestHandoffContextJudged(t *testing.T) {
 	c, srv := fakeJudge(t, judgetest.ByContent(judgetest.Pass, judgetest.Route{Contains: "must not include", Fixture: judgetest.Fail}))
 	named := map[string]string{"refund_payload": "The payload carries the order id."}
-	eval := func(step StepConfig, g func() *flights) Result {
-		step.Action, step.FromAgent, step.ToAgent = ActionContext, "planner", "researcher"
-		ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology}, step}}}, Options{Judge: c, Rubrics: named})
+	eval := func(step steps.ContextStep, g func() *flights) Result {
+		step.FromAgent, step.ToAgent = "planner", "researcher"
+		ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{}}, {Kind: &step}}}}, Options{Judge: c, Rubrics: named})
 		require.NoError(t, err)
 		rs := ev.Evaluate(g().t.Graph(), true)
 		require.Len(t, rs, 2)
@@ -153,29 +155,29 @@ func TestHandoffContextJudged(t *testing.T) {
 	}
 	good := func() *flights { return goodFlights(0x45) }
 
-	r := eval(StepConfig{RubricType: "GROUNDEDNESS", InlineRubric: "The payload includes the order id."}, good)
+	r := eval(steps.ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "The payload includes the order id."}, good)
 	require.Equal(t, Pass, r.Outcome, r.Message)
 	require.Equal(t, "judge: handoff planner -> researcher (span 0000000000004503): The receiver stayed within the dispatched scope and used only the offered tools. (score 0.92)", r.Message)
 	require.Equal(t, 0.92, score(r))
 	user := srv.Requests()[srv.Count()-1].User()
-	require.Contains(t, user, "Rubric: GROUNDEDNESS\n"+BuiltinRubrics[RubricGroundedness]+"\nCriteria: The payload includes the order id.")
+	require.Contains(t, user, "Rubric: GROUNDEDNESS\n"+rubric.Builtin[rubric.Groundedness]+"\nCriteria: The payload includes the order id.")
 	require.Contains(t, user, "<scope_prompt>\nfind flights LHR to JFK on 2026-05-01 for order A-1001\n</scope_prompt>")
 	require.Contains(t, user, "<dispatch_call>\n"+task+"\n</dispatch_call>")
 
-	r = eval(StepConfig{RubricType: "GROUNDEDNESS", InlineRubric: "It must not include card numbers.", RequiredPatterns: []string{"A-\\d+"}}, good)
+	r = eval(steps.ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "It must not include card numbers.", RequiredPatterns: []string{"A-\\d+"}}, good)
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, "deterministic checks passed; judge: handoff planner -> researcher (span 0000000000004503): The handoff dropped the customer's constraint on the date range. (score 0.20)", r.Message)
 
-	r = eval(StepConfig{JudgeRubricID: "refund_payload"}, good)
+	r = eval(steps.ContextStep{JudgeRubricID: "refund_payload"}, good)
 	require.Equal(t, Pass, r.Outcome)
 	require.Contains(t, srv.Requests()[srv.Count()-1].User(), "Rubric: refund_payload\nCriteria: The payload carries the order id.")
 
-	r = eval(StepConfig{RubricType: "ScopeFidelity"}, good)
+	r = eval(steps.ContextStep{RubricType: "ScopeFidelity"}, good)
 	require.Equal(t, Pass, r.Outcome)
-	require.Contains(t, srv.Requests()[srv.Count()-1].User(), "Rubric: ScopeFidelity\n"+BuiltinRubrics[AxisScope])
+	require.Contains(t, srv.Requests()[srv.Count()-1].User(), "Rubric: ScopeFidelity\n"+rubric.Builtin[rubric.Scope])
 
 	before := srv.Count()
-	r = eval(StepConfig{RubricType: "GROUNDEDNESS", InlineRubric: "x"}, func() *flights {
+	r = eval(steps.ContextStep{RubricType: "GROUNDEDNESS", InlineRubric: "x"}, func() *flights {
 		f := goodFlights(0x46)
 		f.research.Attributes().Remove("input.value")
 		return f
@@ -195,7 +197,7 @@ func TestJudgedResultsKeepOrder(t *testing.T) {
 		}
 		return r
 	}, func(c *judge.Config) { c.Concurrency = 4 })
-	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology}, {Action: ActionRubrics}}}}, Options{Judge: c})
+	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{}}, {Kind: &steps.RubricsStep{}}}}}, Options{Judge: c})
 	require.NoError(t, err)
 	var steps []string
 	for _, r := range ev.Evaluate(goodFlights(0x47).t.Graph(), true) {

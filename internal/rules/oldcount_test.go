@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // TestRubricsDoNotDependOnTheCounting: the handoff rubrics judge the receiver's own tool
@@ -32,8 +34,8 @@ func TestRubricsDoNotDependOnTheCounting(t *testing.T) {
 			for _, inv := range old[i].Invocations {
 				counted += len(inv.DelegationCalls)
 			}
-			want := rubricResults(t, def[i], StepConfig{}, Options{})
-			got := rubricResults(t, old[i], StepConfig{}, Options{})
+			want := rubricResults(t, def[i], steps.RubricsStep{}, Options{})
+			got := rubricResults(t, old[i], steps.RubricsStep{}, Options{})
 			require.Equal(t, want, got, filepath.Base(file))
 			graded += len(want)
 		}
@@ -66,7 +68,7 @@ func TestScopeFidelityOwnCallsUnderTheOldCounting(t *testing.T) {
 		}
 		require.Len(t, research.ToolCalls, want, "counted=%v", counted)
 		require.Len(t, research.OwnToolCalls(), 1)
-		r := rubricResults(t, g, StepConfig{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
+		r := rubricResults(t, g, steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
 		require.Equal(t, Pass, r.Outcome, "counted=%v: %s", counted, r.Message)
 		require.Equal(t, "researcher made 1 tool call, all in handoff.allowed_tools; every identifier in researcher's tool arguments was supplied; "+
 			"the judge part was not graded: no judge is configured", r.Message)

@@ -12,7 +12,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // The deterministic rubric parts on real-framework traces (testdata/captures/SOURCES.md):
@@ -37,7 +41,7 @@ const noJudge = "; the judge part was not graded: no judge is configured"
 // two was the next AgentTool call, and they failed.
 func TestResultIntegrationADKFanOut(t *testing.T) {
 	got := rubricResults(t, captureGraph(t, "testdata/captures/adk-fanout-ok.json"),
-		StepConfig{FromAgent: "triage", Rubrics: []string{AxisIntegration}}, Options{})
+		steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Integration}}, Options{})
 	require.Len(t, got, 3)
 	for _, to := range []string{"weather_specialist", "time_specialist", "currency_specialist"} {
 		r := got["triage->"+to+"/ResultIntegration"]
@@ -50,7 +54,7 @@ func TestResultIntegrationADKFanOut(t *testing.T) {
 	// The same fan-out, with triage's before-model callback dropping the currency result from
 	// the request: that handoff fails, the two others still pass.
 	got = rubricResults(t, captureGraph(t, "testdata/captures/adk-fanout-dropped.json"),
-		StepConfig{FromAgent: "triage", Rubrics: []string{AxisIntegration}}, Options{})
+		steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Integration}}, Options{})
 	require.Len(t, got, 3)
 	r := got["triage->currency_specialist/ResultIntegration"]
 	require.Equal(t, Fail, r.Outcome)
@@ -119,12 +123,12 @@ func TestRecoveryStrandsHandBack(t *testing.T) {
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			got := rubricResults(t, captureGraph(t, "testdata/captures/"+tt.file+".json"),
-				StepConfig{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{AxisRecovery}}, Options{})
+				steps.RubricsStep{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{rubric.Recovery}}, Options{})
 			r := got["triage->weather_specialist/RecoveryOnError"]
 			require.Equal(t, tt.outcome, r.Outcome, r.Message)
 			require.Equal(t, tt.message, r.Message)
 			ri := rubricResults(t, captureGraph(t, "testdata/captures/"+tt.file+".json"),
-				StepConfig{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{AxisIntegration}}, Options{})["triage->weather_specialist/ResultIntegration"]
+				steps.RubricsStep{FromAgent: "triage", ToAgent: "weather_specialist", Rubrics: []string{rubric.Integration}}, Options{})["triage->weather_specialist/ResultIntegration"]
 			require.Equal(t, Skipped, ri.Outcome)
 			require.Regexp(t, `^weather_specialist handed control back to triage as a new run \(span [0-9a-f]{16}\), a hand-off of its own `+
 				`\(graded as the handoff weather_specialist -> triage\): no return value to integrate$`, ri.Message)
@@ -139,7 +143,7 @@ func TestRecoveryStrandsHandBack(t *testing.T) {
 // the receiver's, when control never came back to the sender; the sender's, when it did.
 func TestRecoveryAnswerSurfacesError(t *testing.T) {
 	recovery := func(f *flights) Result {
-		return rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisRecovery}}, Options{})["planner->researcher/RecoveryOnError"]
+		return rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["planner->researcher/RecoveryOnError"]
 	}
 	// Control came back to planner (its next LLM call); planner's answer reports the failure.
 	f := newFlights(0x73)
@@ -178,7 +182,7 @@ func TestRecoveryAnswerSurfacesError(t *testing.T) {
 	billing := t2.Agent(nil, "billing", 11, 30).Input("refund order A-1")
 	t2.Tool(billing, "refund", `{"order": "A-1"}`, 12, 20).Error("PaymentError", "card expired")
 	billing.Reply("The refund failed: the card on file has expired.")
-	r = rubricResults(t, t2.Graph(), StepConfig{Rubrics: []string{AxisRecovery}}, Options{})["triage->billing/RecoveryOnError"]
+	r = rubricResults(t, t2.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["triage->billing/RecoveryOnError"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
 	require.Contains(t, r.Message, `billing surfaced it in its answer ("failed")`)
 }
@@ -188,7 +192,7 @@ func TestRecoveryAnswerSurfacesError(t *testing.T) {
 // an identifier (before, "2026-12-24" failed as context never supplied). A loyalty card
 // number nobody supplied still fails.
 func TestScopeFidelityIdentifierTokens(t *testing.T) {
-	step := StepConfig{FromAgent: "triage", Rubrics: []string{AxisScope}}
+	step := steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Scope}}
 	r := rubricResults(t, captureGraph(t, "testdata/captures/adk-scope-ok.json"), step, Options{})["triage->booking_specialist/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
 	// ADK records the offered tools in its llm_request (config.tools): checked, and kept to.
@@ -204,7 +208,7 @@ func TestScopeFidelityIdentifierTokens(t *testing.T) {
 // specialist's spans; "d641c8", found only inside the span id f5005c1d641c8d76, was not
 // supplied (before, it passed as a substring of that attribute).
 func TestScopeFidelitySpanIDsAreNotSources(t *testing.T) {
-	step := StepConfig{FromAgent: "triage", Rubrics: []string{AxisScope}}
+	step := steps.RubricsStep{FromAgent: "triage", Rubrics: []string{rubric.Scope}}
 	r := rubricResults(t, captureGraph(t, "testdata/captures/mastra-invented-station.json"), step, Options{})["triage->weather_specialist/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, `weather_specialist used context triage never supplied: "d641c8" in get_weather (span 44d43aacbe85badc) `+
@@ -225,11 +229,11 @@ func TestScopeFidelityTimestampsAreNotSources(t *testing.T) {
 		tt.Tool(research, "book", `{"booking": "`+started+`", "at": "2023-11-14T22:13:20Z"}`, 12, 20)
 		return tt.Graph()
 	}
-	r := rubricResults(t, build(0x77, `{"task": "book a flight"}`), StepConfig{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
+	r := rubricResults(t, build(0x77, `{"task": "book a flight"}`), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Contains(t, r.Message, `researcher used context planner never supplied: "`+started+`" in book`)
 	require.NotContains(t, r.Message, "2023-11-14", "a timestamp is not an identifier")
-	r = rubricResults(t, build(0x78, `{"task": "book a flight, booking `+started+`"}`), StepConfig{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
+	r = rubricResults(t, build(0x78, `{"task": "book a flight, booking `+started+`"}`), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
 
 	// A span that never ended does not stretch the window to the Unix epoch: a 10-digit
@@ -240,34 +244,8 @@ func TestScopeFidelityTimestampsAreNotSources(t *testing.T) {
 	research := tt.Agent(via, "researcher", 11, 59).Input(`{"task": "check the account"}`).Attr("account.number", "1234567890")
 	tt.Tool(research, "lookup", `{"account": "1234567890"}`, 12, 20)
 	tt.Other(research, "stream", 21, 22).SetEndTimestamp(0)
-	r = rubricResults(t, tt.Graph(), StepConfig{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"]
+	r = rubricResults(t, tt.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome, r.Message)
-}
-
-func TestIsIdentifier(t *testing.T) {
-	for _, tok := range []string{
-		"A-1001", "BA117", "ORD-0", "LC-88412", "T123", "4111111111111111", "784512",
-		"123e4567-e89b-12d3-a456-426614174000", "jane.doe@example.com", "https://example.com/orders/17",
-	} {
-		require.True(t, isIdentifier(tok), tok)
-	}
-	for _, tok := range []string{
-		"2026", "17", "12000", "1.08", // a year, small numbers
-		"2026-12-24", "24/12/2026", "2026-05-01T10:00:00Z", "2023-11-14T22:13:20.011Z", "20:00", "08:25", // dates and times
-		"18C", "10am", "100ms", "3rd", // quantities
-		"Paris", "x2",
-	} {
-		require.False(t, isIdentifier(tok), tok)
-	}
-	require.Equal(t, []string{"A-1001", "jane.doe@example.com"},
-		identifiers(`{"order": "A-1001", "year": "2026", "date": "2026-12-24", "guests": "2", "to": "jane.doe@example.com", "at": "20:00"}`))
-}
-
-func TestTokenText(t *testing.T) {
-	require.Equal(t, " a 1001 ", tokenText("A-1001"))
-	require.Equal(t, " order a 1001 ref a 1001 ", tokenText(`order "A-1001".\nref:A-1001`))
-	require.Equal(t, " xa 10012 ", tokenText("XA-10012"))
-	require.Equal(t, " line a 1001 ", tokenText(`line\\nA-1001`), "an escaped newline does not glue words")
 }
 
 // TestRubricWorkFanOutOfOneResponse: 2,000 agents-as-tools issued in one model response, run
@@ -319,14 +297,16 @@ func TestRubricWorkFanOutOfOneResponse(t *testing.T) {
 
 	ev, err := Compile(rubricCases(), Options{})
 	require.NoError(t, err)
-	cache := &traceCache{ctx: context.Background(), g: g, jr: &judgeRun{}}
-	got := ev.cases[0].evaluate(cache, true)
+	cache := &traceCache{Trace: &check.Trace{Ctx: context.Background(), G: g, Batch: &judge.Batch{}}}
+	out := &check.Out{}
+	ev.cases[0].evaluate(cache, true, out)
+	got := out.Results
 	require.Len(t, got, 1+4*n)
 	items := len(g.Spans) + len(g.Edges)
-	require.LessOrEqual(t, cache.x.work, rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.x.work, len(g.Spans), len(g.Edges))
+	require.LessOrEqual(t, cache.Index().Work(), rubricWorkPerItem*items, "work %d for %d spans + %d edges", cache.Index().Work(), len(g.Spans), len(g.Edges))
 	passed := 0
 	for _, r := range got {
-		if r.Axis == AxisIntegration {
+		if r.Axis == rubric.Integration {
 			require.Equal(t, Pass, r.Outcome, r.Message)
 			require.Contains(t, r.Message, "the first after all 2000 dispatches of its model response returned")
 			passed++

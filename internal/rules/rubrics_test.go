@@ -9,15 +9,16 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // rubricResults grades every handoff of g with EXPECT_HANDOFF_RUBRICS (no judge) and
 // returns the results by "from->to/Axis".
-func rubricResults(t *testing.T, g *agentgraph.Graph, step StepConfig, opts Options) map[string]Result {
+func rubricResults(t *testing.T, g *agentgraph.Graph, step steps.RubricsStep, opts Options) map[string]Result {
 	t.Helper()
-	step.Action = ActionRubrics
-	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionTopology, AllowCycles: true}, step}}}, opts)
+	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.TopologyStep{AllowCycles: true}}, {Kind: &step}}}}, opts)
 	require.NoError(t, err)
 	out := map[string]Result{}
 	for _, r := range ev.Evaluate(g, true) {
@@ -72,7 +73,7 @@ func TestScopeFidelityToolOutsideScopeAndInventedContext(t *testing.T) {
 	book := f.t.Tool(f.research, "book_flight", `{"flight": "BA117", "order": "A-9931"}`, 21, 30)
 	f.research.Reply("BA117 departs 08:25")
 	f.t.LLM(f.planner, "gpt-x", tr.UserMessages("plan a trip", "BA117 departs 08:25"), 61, 70)
-	got := rubricResults(t, f.t.Graph(), StepConfig{}, Options{})
+	got := rubricResults(t, f.t.Graph(), steps.RubricsStep{}, Options{})
 
 	r := got["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Fail, r.Outcome)
@@ -99,7 +100,7 @@ func TestScopeFidelityPasses(t *testing.T) {
 	f := newFlights(0x32)
 	f.search(12, 20).Result(`[{"flight": "BA117"}]`)
 	f.t.Tool(f.research, "strands_structured_output", `{"message": "BA117 at 08:25, ref Z-4417"}`, 21, 22) // plumbing
-	got := rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{"SCOPE_FIDELITY"}}, Options{})
+	got := rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{"SCOPE_FIDELITY"}}, Options{})
 	require.Len(t, got, 1)
 	r := got["planner->researcher/ScopeFidelity"]
 	require.Equal(t, Pass, r.Outcome)
@@ -110,8 +111,8 @@ func TestScopeFidelityPasses(t *testing.T) {
 	// ignoredTools: a tool the step declares plumbing is not held against the scope.
 	f = newFlights(0x33)
 	f.t.Tool(f.research, "log_progress", `{"step": 1}`, 12, 13)
-	require.Equal(t, Fail, rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisScope}}, Options{})["planner->researcher/ScopeFidelity"].Outcome)
-	require.Equal(t, Pass, rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisScope}, IgnoredTools: []string{"log_progress"}},
+	require.Equal(t, Fail, rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Scope}}, Options{})["planner->researcher/ScopeFidelity"].Outcome)
+	require.Equal(t, Pass, rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Scope}, IgnoredTools: []string{"log_progress"}},
 		Options{})["planner->researcher/ScopeFidelity"].Outcome)
 }
 
@@ -121,7 +122,7 @@ func TestResultIntegrationIgnoredReturnValue(t *testing.T) {
 	f.research.Reply("BA117 departs 08:25 from terminal 5, the only nonstop with seats left")
 	next := f.t.LLM(f.planner, "gpt-x", tr.UserMessages("plan a trip for order A-1001", "now search the flights yourself"), 61, 70)
 	redo := f.t.Tool(f.planner, "search_flights", `{"date": "2026-05-01", "from": "LHR", "to": "JFK"}`, 71, 80)
-	r := rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisIntegration}}, Options{})["planner->researcher/ResultIntegration"]
+	r := rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Integration}}, Options{})["planner->researcher/ResultIntegration"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Equal(t, 0.0, score(r))
 	require.Equal(t, "planner's next step (LLM call chat gpt-x (span "+next.SpanID().String()+")) does not carry researcher's return value (10% of its words); "+
@@ -133,7 +134,7 @@ func TestResultIntegrationIgnoredReturnValue(t *testing.T) {
 	triage := t2.Agent(nil, "triage", 0, 10)
 	t2.Tool(triage, "transfer_to_billing", `{}`, 5, 6)
 	t2.Agent(nil, "billing", 11, 20).Input("refund order A-1")
-	r = rubricResults(t, t2.Graph(), StepConfig{Rubrics: []string{AxisIntegration}}, Options{})["triage->billing/ResultIntegration"]
+	r = rubricResults(t, t2.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Integration}}, Options{})["triage->billing/ResultIntegration"]
 	require.Equal(t, Skipped, r.Outcome)
 	require.Equal(t, "triage took no further step after billing returned (a one-way transfer): no result to integrate", r.Message)
 }
@@ -142,7 +143,7 @@ func TestRecoveryRetrySucceeds(t *testing.T) {
 	f := newFlights(0x36)
 	failed := f.search(12, 20).Error("TimeoutError", "upstream timed out after 10s")
 	retry := f.search(21, 30).Result(`[{"flight": "BA117"}]`)
-	r := rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisRecovery}}, Options{})["planner->researcher/RecoveryOnError"]
+	r := rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["planner->researcher/RecoveryOnError"]
 	require.Equal(t, Pass, r.Outcome)
 	require.Equal(t, 1.0, score(r))
 	require.Equal(t, "search_flights (span "+failed.SpanID().String()+`) failed ("TimeoutError: upstream timed out after 10s"); researcher retried it (search_flights (span `+
@@ -153,7 +154,7 @@ func TestRecoveryRetryLoopOnNonTransientError(t *testing.T) {
 	f := newFlights(0x37)
 	f.search(12, 20).Error("ValueError", "unknown airport code")
 	f.search(21, 30).Error("ValueError", "unknown airport code")
-	r := rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisRecovery}}, Options{})["planner->researcher/RecoveryOnError"]
+	r := rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})["planner->researcher/RecoveryOnError"]
 	require.Equal(t, Fail, r.Outcome)
 	require.Contains(t, r.Message, "researcher retried it with the same arguments")
 	require.Contains(t, r.Message, "after a non-transient error: a retry loop on the same scope")
@@ -161,7 +162,7 @@ func TestRecoveryRetryLoopOnNonTransientError(t *testing.T) {
 
 	// The same loop on an error the step declares transient is a fine retry (the second
 	// failure is still swallowed).
-	rs := rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisRecovery}, TransientErrors: []string{"unknown airport"}}, Options{})
+	rs := rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Recovery}, TransientErrors: []string{"unknown airport"}}, Options{})
 	require.NotContains(t, rs["planner->researcher/RecoveryOnError"].Message, "retry loop")
 }
 
@@ -191,14 +192,14 @@ func TestRecoveryReceiverFailure(t *testing.T) {
 			f.t.Agent(via, "researcher", 62, 79)
 		}, Fail, "planner dispatched researcher again with the same scope"},
 		{"recorded recovery", func(f *flights) {
-			f.t.Other(f.planner, "notify on-call", 61, 62).Attr(AttrRecovery, "escalation")
+			f.t.Other(f.planner, "notify on-call", 61, 62).Attr(agentgraph.AttrRecovery, "escalation")
 		}, Pass, `planner recorded the recovery handoff.recovery="escalation"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFlights(0x38)
 			f.research.Error("ValueError", "no route LHR-JFK")
 			tt.build(f)
-			got := rubricResults(t, f.t.Graph(), StepConfig{Rubrics: []string{AxisRecovery}}, Options{})
+			got := rubricResults(t, f.t.Graph(), steps.RubricsStep{Rubrics: []string{rubric.Recovery}}, Options{})
 			r := got["planner->researcher/RecoveryOnError"]
 			require.Equal(t, tt.outcome, r.Outcome, r.Message)
 			require.Contains(t, r.Message, `researcher (span `+f.research.SpanID().String()+`) failed ("ValueError: no route LHR-JFK")`)
@@ -215,7 +216,7 @@ func TestStrandsSwallowedToolError(t *testing.T) {
 	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 	require.NoError(t, err)
 	g := agentgraph.BuildAll(td, agentgraph.Options{})[0]
-	got := rubricResults(t, g, StepConfig{FromAgent: "triage"}, Options{})
+	got := rubricResults(t, g, steps.RubricsStep{FromAgent: "triage"}, Options{})
 	require.Len(t, got, 4, "one handoff (triage -> weather_specialist), four rubrics")
 	r := got["triage->weather_specialist/RecoveryOnError"]
 	require.Equal(t, Fail, r.Outcome)
@@ -229,38 +230,38 @@ func TestStrandsSwallowedToolError(t *testing.T) {
 
 func TestRubricsStepIDsAndConfigErrors(t *testing.T) {
 	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{
-		{Action: ActionTopology},
-		{Action: ActionRubrics, Name: "seams", Rubrics: []string{"recovery_on_error", "DispatchCorrectness"}},
+		{Kind: &steps.TopologyStep{}},
+		{Name: "seams", Kind: &steps.RubricsStep{Rubrics: []string{"recovery_on_error", "DispatchCorrectness"}}},
 	}}}, Options{})
 	require.NoError(t, err)
 	require.Equal(t, map[string][]string{"c": {"ASSERT_AGENT_TOPOLOGY#1", "seams.DispatchCorrectness", "seams.RecoveryOnError"}}, ev.Cases())
 
-	topo := StepConfig{Action: ActionTopology}
+	topo := StepConfig{Kind: &steps.TopologyStep{}}
 	for _, tt := range []struct {
 		step StepConfig
 		want string
 	}{
 		{
-			StepConfig{Action: ActionRubrics, Rubrics: []string{"Helpfulness"}},
+			StepConfig{Kind: &steps.RubricsStep{Rubrics: []string{"Helpfulness"}}},
 			`cases[0] (c).steps[1].rubrics[0]: unknown rubric "Helpfulness" (want one of DispatchCorrectness, ScopeFidelity, ResultIntegration, RecoveryOnError)`,
 		},
-		{StepConfig{Action: ActionRubrics, Rubrics: []string{"ScopeFidelity", "scope_fidelity"}}, "cases[0] (c).steps[1].rubrics[1]: rubric ScopeFidelity is listed twice"},
-		{StepConfig{Action: ActionRubrics, TransientErrors: []string{"("}}, "cases[0] (c).steps[1].transientErrors[0]: error parsing regexp"},
-		{StepConfig{Action: ActionRubrics, InlineRubric: "x"}, "cases[0] (c).steps[1].inlineRubric: does not apply to EXPECT_HANDOFF_RUBRICS"},
-		{StepConfig{Action: ActionDelegation, AgentName: "a", Rubrics: []string{AxisScope}}, "cases[0] (c).steps[1].rubrics: applies only to EXPECT_HANDOFF_RUBRICS"},
+		{StepConfig{Kind: &steps.RubricsStep{Rubrics: []string{"ScopeFidelity", "scope_fidelity"}}}, "cases[0] (c).steps[1].rubrics[1]: rubric ScopeFidelity is listed twice"},
+		{StepConfig{Kind: &steps.RubricsStep{TransientErrors: []string{"("}}}, "cases[0] (c).steps[1].transientErrors[0]: error parsing regexp"},
+		{stepFromKeys(map[string]any{"action": ActionRubrics, "inlineRubric": "x"}), "cases[0] (c).steps[1].inlineRubric: does not apply to EXPECT_HANDOFF_RUBRICS"},
+		{stepFromKeys(map[string]any{"action": ActionDelegation, "agentName": "a", "rubrics": []any{rubric.Scope}}), "cases[0] (c).steps[1].rubrics: applies only to EXPECT_HANDOFF_RUBRICS"},
 		{
-			StepConfig{Action: ActionContext, FromAgent: "a", ToAgent: "b", RubricType: "HELPFULNESS"},
+			StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", RubricType: "HELPFULNESS"}},
 			`cases[0] (c).steps[1].rubricType: unknown rubric type "HELPFULNESS" (want one of GROUNDEDNESS, DispatchCorrectness, ScopeFidelity, ResultIntegration, RecoveryOnError)`,
 		},
 		{
-			StepConfig{Action: ActionContext, FromAgent: "a", ToAgent: "b", JudgeRubricID: "refund_payload"},
+			StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", JudgeRubricID: "refund_payload"}},
 			`cases[0] (c).steps[1].judgeRubricId: no rubric "refund_payload" is defined under rubrics: none is defined`,
 		},
 	} {
 		_, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{topo, tt.step}}}, Options{})
 		require.ErrorContains(t, err, tt.want)
 	}
-	_, err = Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Action: ActionRubrics}}}}, Options{})
+	_, err = Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{{Kind: &steps.RubricsStep{}}}}}, Options{})
 	require.ErrorContains(t, err, "EXPECT_HANDOFF_RUBRICS reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step")
 }
 
@@ -268,8 +269,8 @@ func TestRubricsNoHandoff(t *testing.T) {
 	tt := tr.New(0x39)
 	tt.Agent(nil, "solo", 0, 10)
 	ev, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{
-		{Action: ActionTopology},
-		{Action: ActionRubrics, ToAgent: "researcher", Rubrics: []string{AxisScope}},
+		{Kind: &steps.TopologyStep{}},
+		{Kind: &steps.RubricsStep{ToAgent: "researcher", Rubrics: []string{rubric.Scope}}},
 	}}}, Options{})
 	require.NoError(t, err)
 	rs := ev.Evaluate(tt.Graph(), true)

@@ -19,15 +19,17 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
 // TestPartialEvaluationExample is the worked example of DESIGN.md section 7, step by step:
 // `invocations == 1 and params.a == 4` over calls a=4, a=7, a=4.
 func TestPartialEvaluationExample(t *testing.T) {
-	envs, err := getExprEnvs()
+	envs, err := check.LoadExprs()
 	require.NoError(t, err)
-	e, err := celexpr.Compile(envs.tool, "invocations == 1 and params.a == 4", DefaultCostLimit, cel.OptPartialEval|cel.OptTrackState)
+	e, err := celexpr.Compile(envs.Tool, "invocations == 1 and params.a == 4", DefaultCostLimit, cel.OptPartialEval|cel.OptTrackState)
 	require.NoError(t, err)
 	require.True(t, e.Uses("invocations"))
 
@@ -55,8 +57,8 @@ func TestPartialEvaluationExample(t *testing.T) {
 	require.Equal(t, 2, matching)
 
 	// The same through the evaluator: 2 matching calls, so the residual is false.
-	ev, err := Compile([]CaseConfig{{Name: "pairs", TestFields: TestFields{AgentExpectations: AgentExpectations{
-		ExpectedToolCalls: []ToolCallSpec{
+	ev, err := Compile([]CaseConfig{{Name: "pairs", TestFields: TestFields{AgentExpectations: expect.AgentExpectations{
+		ExpectedToolCalls: []expect.ToolCallSpec{
 			{Tool: "math.calculator.add", Expr: "invocations == 1 and params.a == 4"},
 			{Tool: "math.calculator.add", Expr: "invocations == 1 and params.a == 7"},
 		},
@@ -178,7 +180,7 @@ func TestInvalidSpecs(t *testing.T) {
 		"unknown key in a child": {
 			yaml: "cases:\n- name: c\n  expected_child_agents:\n    summarizer:\n      expected_output: x\n",
 			want: "decoding failed due to the following error(s):\n\n'cases[0].expected_child_agents' expected_child_agents.summarizer: " +
-				"decoding failed due to the following error(s):\n\n'rules.ChildAgentSpec' has invalid keys: expected_output",
+				"decoding failed due to the following error(s):\n\n'expect.ChildAgentSpec' has invalid keys: expected_output",
 		},
 		"tool call item with two keys": {
 			yaml: "cases:\n- name: c\n  expected_tool_calls:\n  - {a: 'true', b: 'true'}\n",
@@ -233,11 +235,11 @@ func TestStatus(t *testing.T) {
 			`fail: status "failed", error "bad input" (status: error on the agent span (event:exception:exception.type))`,
 		},
 		"awaiting approval (event on a tool span)": {
-			func(_ *tr.Trace, _, tool *tr.Span) { tool.Event(EventAwaitingApproval) },
+			func(_ *tr.Trace, _, tool *tr.Span) { tool.Event(expect.EventAwaitingApproval) },
 			`fail: status "awaiting_approval", error "" (status: event awaiting_approval recorded)`,
 		},
 		"awaiting approval (attribute)": {
-			func(_ *tr.Trace, root, _ *tr.Span) { root.Attr(AttrRunStatus, "awaiting_approval") },
+			func(_ *tr.Trace, root, _ *tr.Span) { root.Attr(expect.AttrRunStatus, "awaiting_approval") },
 			`fail: status "awaiting_approval", error "" (status: attribute agent.run.status)`,
 		},
 		"awaiting approval (LangGraph interrupt)": {
@@ -246,7 +248,7 @@ func TestStatus(t *testing.T) {
 		},
 		"LangGraph control flow is not a failure": {func(_ *tr.Trace, root, _ *tr.Span) { root.Fail("ParentCommand(Command(goto='b'))") }, "pass"},
 		"the attribute wins": {
-			func(_ *tr.Trace, root, _ *tr.Span) { root.Fail("boom").Attr(AttrRunStatus, "completed") },
+			func(_ *tr.Trace, root, _ *tr.Span) { root.Fail("boom").Attr(expect.AttrRunStatus, "completed") },
 			"pass",
 		},
 	}
@@ -263,41 +265,6 @@ func TestStatus(t *testing.T) {
 			}
 			require.Equal(t, tt.want, got)
 		})
-	}
-}
-
-// TestOutputExtraction: the final assistant text of a messages array, then JSON when it
-// parses.
-func TestOutputExtraction(t *testing.T) {
-	tests := []struct {
-		name, content string
-		want          any
-	}{
-		{"plain text", "Paris: 18C", "Paris: 18C"},
-		{"JSON object", `{"id": 10, "score": 0.5}`, map[string]any{"id": int64(10), "score": 0.5}},
-		{"JSON string", `"hello"`, "hello"},
-		{
-			"OTel GenAI output messages", `[{"role":"assistant","parts":[{"type":"text","content":"{\"id\": 10}"}],"finish_reason":"stop"}]`,
-			map[string]any{"id": int64(10)},
-		},
-		{"OTel parts: text parts only", `[{"role":"assistant","parts":[{"type":"tool_call","name":"x"},{"type":"text","content":"done"}]}]`, "done"},
-		{"last assistant message with text", `[{"role":"user","content":"hi"},{"role":"assistant","content":"first"},` +
-			`{"role":"tool","content":"r"},{"role":"assistant","content":""},{"role":"assistant","content":[{"type":"text","text":"final"}]}]`, "final"},
-		{"OpenAI responses output_text", `[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello there"}]}]`, "hello there"},
-		{"single message object", `{"role":"assistant","content":"hello"}`, "hello"},
-		{"Gemini response", `{"content":{"role":"model","parts":[{"text":"Paris: 18C"}]},"finishReason":"STOP"}`, "Paris: 18C"},
-		{"Gemini candidates", `{"candidates":[{"content":{"role":"model","parts":[{"text":"a"},{"text":"b"}]}}]}`, "ab"},
-		{"text blocks", `[{"text":"hello "},{"text":"world"}]`, "hello world"},
-		{
-			"messages without assistant text stay a list", `[{"role":"assistant","parts":[{"type":"tool_call","name":"x"}]}]`,
-			[]any{map[string]any{"role": "assistant", "parts": []any{map[string]any{"type": "tool_call", "name": "x"}}}},
-		},
-		{"other JSON arrays stay lists", `[1, 2]`, []any{int64(1), int64(2)}},
-		{"not one JSON value", `{"a":1} {"b":2}`, `{"a":1} {"b":2}`},
-		{"big and fractional numbers", `[1e3, 1.5, 99999999999999999999]`, []any{1000.0, 1.5, 1e20}},
-	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, contentValue(tt.content, assistantRoles), tt.name)
 	}
 }
 

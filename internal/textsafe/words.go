@@ -2,6 +2,7 @@ package textsafe
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -32,4 +33,17 @@ func Clip(s string, n int) string {
 		return c + "…"
 	}
 	return s
+}
+
+// Listed joins the first items (at most limit of total) with sep and says how many more
+// there were: "a, b, … and 3 more agents".
+func Listed(items []string, total, limit int, sep, what string) string {
+	if len(items) > limit {
+		items = items[:limit]
+	}
+	out := strings.Join(items, sep)
+	if more := total - len(items); more > 0 {
+		out += fmt.Sprintf("%s… and %d more %s", sep, more, what)
+	}
+	return out
 }

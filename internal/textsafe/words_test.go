@@ -34,3 +34,12 @@ func TestClip(t *testing.T) {
 		t.Errorf("Cut = %q", got)
 	}
 }
+
+func TestListed(t *testing.T) {
+	if got := Listed([]string{"a", "b", "c"}, 5, 2, ", ", "agents"); got != "a, b, … and 3 more agents" {
+		t.Fatalf("got %q", got)
+	}
+	if got := Listed([]string{"a", "b"}, 2, 10, "; ", "runs"); got != "a; b" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -4,7 +4,10 @@
 // disagree on it.
 package verdict
 
-import "github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+import (
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
+)
 
 // Counts are assertion results by outcome; Gated counts the failures a gate decides
 // (included in Fail).
@@ -65,15 +68,15 @@ type Gates struct {
 }
 
 // CountGates counts the gates' outcomes.
-func CountGates(gates []rules.GateResult) Gates {
+func CountGates(gates []gate.Result) Gates {
 	var n Gates
 	for _, g := range gates {
 		switch g.Status {
-		case rules.GatePass:
+		case gate.Pass:
 			n.Passed++
-		case rules.GateFail:
+		case gate.Fail:
 			n.Failed++
-		case rules.GateInsufficient:
+		case gate.Insufficient:
 			n.Insufficient++
 		}
 		if g.Threshold != nil {
@@ -86,7 +89,7 @@ func CountGates(gates []rules.GateResult) Gates {
 // Run is the verdict of a run: its results counted and its gates' outcomes.
 type Run struct {
 	Counts Counts
-	Gates  []rules.GateResult
+	Gates  []gate.Result
 }
 
 // Failed reports whether the run failed: a result whose outcome is in failOn (a failure a

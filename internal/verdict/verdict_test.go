@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 )
 
@@ -28,8 +29,8 @@ func TestRunVerdict(t *testing.T) {
 	assert.Equal(t, ExitPass, v.ExitCode(FailOn{rules.Fail: true}), "--fail-on fail relaxes errors")
 
 	th := 0.5
-	v = Run{Counts: Counts{Pass: 1}, Gates: []rules.GateResult{
-		{Status: rules.GatePass, Threshold: &th}, {Status: rules.GateFail, Threshold: &th}, {Status: rules.GateInsufficient},
+	v = Run{Counts: Counts{Pass: 1}, Gates: []gate.Result{
+		{Status: gate.Pass, Threshold: &th}, {Status: gate.Fail, Threshold: &th}, {Status: gate.Insufficient},
 	}}
 	assert.Equal(t, Gates{Passed: 1, Failed: 1, Insufficient: 1, Decided: 2}, CountGates(v.Gates))
 	assert.Equal(t, ExitFail, v.ExitCode(DefaultFailOn()), "a failing gate fails the run")

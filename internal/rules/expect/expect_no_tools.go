@@ -1,0 +1,56 @@
+package expect
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
+)
+
+func noToolsExpected(tools []string) string {
+	return "none of " + strings.Join(tools, ", ") + " called"
+}
+
+func noToolCalls(r *check.Result, a *logicalAgent, forbidden []string) {
+	r.Expected = noToolsExpected(forbidden)
+	bad := map[string]bool{}
+	for _, name := range forbidden {
+		bad[name] = true
+	}
+	counts := map[string]int{}
+	for _, tc := range a.toolCalls {
+		if bad[tc.Name] {
+			counts[tc.Name]++
+			r.Spans = append(r.Spans, tc.Span.ID.String())
+		}
+	}
+	if len(counts) == 0 {
+		r.Outcome, r.Actual = check.Pass, "none of them called"
+		r.Message = fmt.Sprintf("agent %s called none of %s", a.label(), strings.Join(forbidden, ", "))
+		return
+	}
+	r.Outcome, r.Actual, r.Cluster = check.Fail, "called: "+check.FormatCounts(counts), cluster.ScopeBleed
+	r.Message = fmt.Sprintf("agent %s called tools it must not call: %s", a.label(), check.FormatCounts(counts))
+}
+
+// ExpectedNoToolCalls is expected_no_tool_calls: tools the agent must not call.
+type ExpectedNoToolCalls []string
+
+func (n ExpectedNoToolCalls) set() bool { return len(n) > 0 }
+
+// Validate checks the tool names.
+func (n ExpectedNoToolCalls) Validate() error { return validToolNames(FieldExpectedNoToolCalls, n) }
+
+func (n ExpectedNoToolCalls) compile(check.Env) (expectation, error) { return n, nil }
+
+func (n ExpectedNoToolCalls) refs(prefix string) []check.Ref {
+	return []check.Ref{{ID: prefix + FieldExpectedNoToolCalls, Action: FieldExpectedNoToolCalls, Expected: noToolsExpected(n)}}
+}
+
+func (n ExpectedNoToolCalls) evaluate(_ *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
+	r := fieldResult(base, prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls)
+	noToolCalls(&r, a, n)
+	r.Spans = append(a.spanIDs(), r.Spans...)
+	return []check.Result{r}
+}

@@ -1,0 +1,93 @@
+package expect
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
+)
+
+// evalResult evaluates expected_result on the status, error and output of a's last run
+// (the earlier runs' statuses are named in Actual).
+func (te *TraceEval) evalResult(r *check.Result, a *logicalAgent, e *celexpr.Expr) {
+	inv := a.last()
+	f := te.factsOf(inv)
+	r.Expected = e.Src
+	out := "not captured"
+	if f.outputFound {
+		out = show(f.output)
+	}
+	r.Actual = fmt.Sprintf("status %q, error %s, output %s", f.status, show(f.err), out)
+	r.Spans = a.spanIDs()
+	if n := len(a.runs); n > 1 {
+		var earlier []string
+		for i, run := range a.runs[:n-1] {
+			earlier = append(earlier, fmt.Sprintf("run %d: %s", i+1, te.factsOf(run).status))
+		}
+		r.Actual = fmt.Sprintf("run %d of %d: %s (%s)", n, n, r.Actual, strings.Join(earlier, ", "))
+	}
+	vars := map[string]any{"status": f.status, "error": f.err, "context": te.ctx}
+	var unknown []*cel.AttributePatternType
+	if f.outputFound {
+		vars["output"] = f.output
+	} else {
+		unknown = append(unknown, cel.AttributePattern("output"))
+	}
+	act, err := cel.PartialVars(vars, unknown...)
+	if err != nil {
+		setError(r, "expected_result of agent %s could not be evaluated: %v", a.label(), err)
+		return
+	}
+	val, _, err := e.Eval(te.Deadline, act)
+	if err != nil {
+		setError(r, "expected_result of agent %s could not be evaluated: %v%s", a.label(), err, contextHint(err, te.ctx, e))
+		return
+	}
+	ok, isUnknown, err := celexpr.Bool(val)
+	switch {
+	case err != nil:
+		setError(r, "expected_result of agent %s: %v", a.label(), err)
+	case isUnknown:
+		r.Outcome = check.Fail
+		r.Message = fmt.Sprintf("content capture disabled on the exporter: the output of agent %s (span %s) was not captured "+
+			"(none of %s), so `%s` cannot be judged", a.label(), inv.Span.ID, strings.Join(inv.Output.Tried, ", "), e.Src)
+	case ok:
+		r.Outcome = check.Pass
+		r.Message = fmt.Sprintf("agent %s: `%s` holds", a.label(), e.Src)
+	default:
+		r.Outcome = check.Fail
+		r.Message = fmt.Sprintf("agent %s: expected `%s`, got %s (status: %s)", a.label(), e.Src, r.Actual, f.statusWhy)
+	}
+}
+
+// ExpectedResult is expected_result: an expression over status, output, error and context,
+// asserted on the status, error and output of the agent's last run.
+type ExpectedResult string
+
+func (e ExpectedResult) set() bool { return e != "" }
+
+// Validate has nothing to check: the expression is checked when it compiles.
+func (e ExpectedResult) Validate() error { return nil }
+
+func (e ExpectedResult) compile(env check.Env) (expectation, error) {
+	x, err := celexpr.Compile(env.Exprs.Result, string(e), env.CostLimit, cel.OptPartialEval)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", FieldExpectedResult, err)
+	}
+	return resultCheck{x}, nil
+}
+
+// resultCheck is expected_result compiled.
+type resultCheck struct{ e *celexpr.Expr }
+
+func (c resultCheck) refs(prefix string) []check.Ref {
+	return []check.Ref{{ID: prefix + FieldExpectedResult, Action: FieldExpectedResult, Expected: c.e.Src}}
+}
+
+func (c resultCheck) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
+	r := fieldResult(base, prefix+FieldExpectedResult, FieldExpectedResult)
+	te.evalResult(&r, a, c.e)
+	return []check.Result{r}
+}

@@ -1,0 +1,95 @@
+package expect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
+)
+
+// TraceEval holds what the seed-001 assertions share on one trace.
+type TraceEval struct {
+	G     *agentgraph.Graph
+	ctx   map[string]any
+	facts map[*agentgraph.Invocation]runFacts
+	// root is the root agent over its runs (rootAgent), once per trace.
+	root *logicalAgent
+	// Deadline bounds the evaluation (eval_timeout): CEL is evaluated under it and each
+	// agent's assertions check it first.
+	Deadline context.Context
+}
+
+func NewTraceEval(g *agentgraph.Graph) *TraceEval {
+	return &TraceEval{G: g, ctx: g.TestContext(), facts: map[*agentgraph.Invocation]runFacts{}, Deadline: context.Background()}
+}
+
+// RootAgent is the trace's root agent as one logical agent (g.Root must be set).
+func (te *TraceEval) RootAgent() *logicalAgent {
+	if te.root == nil {
+		te.root = rootAgent(te.G)
+	}
+	return te.root
+}
+
+func (te *TraceEval) factsOf(inv *agentgraph.Invocation) runFacts {
+	f, ok := te.facts[inv]
+	if !ok {
+		f = factsOf(inv)
+		te.facts[inv] = f
+	}
+	return f
+}
+
+// contextHint lists the context keys when an expression that reads context failed on a
+// missing key.
+func contextHint(err error, ctx map[string]any, e *celexpr.Expr) string {
+	if err == nil || !e.Uses("context") || !strings.Contains(err.Error(), "no such key") {
+		return ""
+	}
+	keys := sortedKeys(ctx)
+	if len(keys) == 0 {
+		return " (context is empty: it is bound from " + ContextPrefix + "* attributes of the root span, the root agent span or the resource)"
+	}
+	return " (context holds: " + strings.Join(keys, ", ") + ")"
+}
+
+func setError(r *check.Result, format string, args ...any) {
+	r.Outcome = check.Error
+	if r.Actual == "" {
+		r.Actual = "evaluation error"
+	}
+	r.Message = fmt.Sprintf(format, args...)
+}
+
+// maxShown bounds trace content quoted in results.
+const maxShown = 200
+
+// show renders a value for a message: strings quoted, other values as JSON, cut at
+// maxShown bytes.
+func show(v any) string {
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = strconv.Quote(textsafe.Clip(v, maxShown))
+		return s
+	case nil:
+		return "null"
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	}
+	return textsafe.Clip(s, maxShown)
+}
+
+var ErrNoRoot = errors.New("no agent invocation in this trace")
