@@ -163,3 +163,21 @@ func BenchmarkSignature(b *testing.B) {
 		_ = k.Signature()
 	}
 }
+
+// FuzzMayHoldDuration: where mayHoldDuration says no, durationRe finds nothing, so skipping
+// it leaves the signature as it was. The seeds are the durations and near misses of the
+// messages; `go test -fuzz FuzzMayHoldDuration ./internal/cluster/` searches further.
+func FuzzMayHoldDuration(f *testing.F) {
+	for _, s := range []string{
+		"took 1534.25ms, over maxDurationMs 1000", "took 2m30s and 5 seconds", "1.5h", "3 hours", "2\tminutes",
+		"250µs", "7us", "12ns", "1.5.3s", "4.x", "12 tokens", "9", "1m", "x1s", "span 0000000000000c03",
+		"tokens 10, duration unknown (span 00000000000000a2 has no end time), tool calls 3", "1 \u00a0s", "5\u00b5s", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !mayHoldDuration(s) && durationRe.MatchString(s) {
+			t.Fatalf("mayHoldDuration(%q) is false, yet durationRe matches %q", s, durationRe.FindString(s))
+		}
+	})
+}

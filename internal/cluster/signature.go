@@ -80,7 +80,9 @@ func Normalize(msg string) string {
 		if strings.Contains(s, ":") {
 			s = timeRe.ReplaceAllString(s, PlaceholderTime)
 		}
-		s = durationRe.ReplaceAllString(s, PlaceholderDuration)
+		if mayHoldDuration(s) {
+			s = durationRe.ReplaceAllString(s, PlaceholderDuration)
+		}
 		s = replaceNumbers(s)
 	}
 	for _, k := range kept {
@@ -88,6 +90,34 @@ func Normalize(msg string) string {
 	}
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// mayHoldDuration is false when durationRe cannot match s: every match has a run of digits
+// followed by a unit's first letter (n, u, µ, m, s, h), or by one white space and m, s or h.
+// The regular expression is most of a signature's cost; most messages have no duration.
+func mayHoldDuration(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			continue
+		}
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if i == len(s) {
+			return false
+		}
+		switch c := s[i]; c {
+		case 'n', 'u', 'm', 's', 'h', "µ"[0]:
+			return true
+		case ' ', '\t', '\n', '\f', '\r':
+			if i+1 < len(s) && (s[i+1] == 'm' || s[i+1] == 's' || s[i+1] == 'h') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // replaceNumbers puts <n> in place of every number not glued to an ASCII letter (gpt-4o and
 // agent2 keep their digits), and of the count in a word "x3" (a count as "planner x3").

@@ -2,6 +2,7 @@ package expect
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/cel-go/cel"
@@ -24,7 +25,8 @@ func (te *TraceEval) evalResult(r *check.Result, a *logicalAgent, e *celexpr.Exp
 	if n := len(a.runs); n > 1 {
 		var earlier []string
 		for i, run := range a.runs[:n-1] {
-			earlier = append(earlier, fmt.Sprintf("run %d: %s", i+1, te.factsOf(run).status))
+			// Only the status of an earlier run is shown: its output is not decoded.
+			earlier = append(earlier, "run "+strconv.Itoa(i+1)+": "+run.Status().State)
 		}
 		r.Actual = fmt.Sprintf("run %d of %d: %s (%s)", n, n, r.Actual, strings.Join(earlier, ", "))
 	}

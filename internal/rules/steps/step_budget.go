@@ -2,6 +2,7 @@ package steps
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -107,18 +108,24 @@ func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 
 // usage renders what a run's subtree used.
 func usage(sub agentgraph.Rollup) string {
-	duration := fmt.Sprintf("%gms", check.Round(sub.DurationMs))
+	// strconv, not fmt: this runs for every run on every trace (the same text as
+	// "tokens %d, duration %gms, tool calls %d").
+	duration := strconv.FormatFloat(check.Round(sub.DurationMs), 'g', -1, 64) + "ms"
 	if sub.DurationUnknown > 0 {
 		duration = "unknown (" + unknownDuration(sub) + ")"
 	}
-	return fmt.Sprintf("tokens %d, duration %s, tool calls %d", sub.TotalTokens, duration, sub.ToolCalls)
+	return "tokens " + strconv.FormatInt(sub.TotalTokens, 10) + ", duration " + duration + ", tool calls " + strconv.Itoa(sub.ToolCalls)
 }
 
 // overruns lists the limits one run's subtree exceeds, and those it cannot be checked
 // against (a duration of unknown spans under the limit).
 func (s *BudgetStep) overruns(inv *agentgraph.Invocation) (over, undecided []string) {
 	sub := inv.Subtree
-	at := fmt.Sprintf("%s (span %s)", inv.Name, inv.Span.ID)
+	// at names the run in a problem; built only for a run that has one (most runs pass).
+	at := ""
+	if s.anyOver(sub) {
+		at = runAt(inv)
+	}
 	if s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens {
 		over = append(over, fmt.Sprintf("%s used %d tokens, over maxTokens %d", at, sub.TotalTokens, *s.MaxTokens))
 	}
@@ -140,6 +147,20 @@ func (s *BudgetStep) overruns(inv *agentgraph.Invocation) (over, undecided []str
 	}
 	over, undecided = s.checkCost(at, sub, over, undecided)
 	return over, undecided
+}
+
+// runAt names a run in a problem: "agent (span id)".
+func runAt(inv *agentgraph.Invocation) string {
+	return inv.Name + " (span " + inv.Span.ID.String() + ")"
+}
+
+// anyOver reports whether overruns has anything to say of sub: a limit exceeded, or one
+// that cannot be checked (unknown duration or cost).
+func (s *BudgetStep) anyOver(sub agentgraph.Rollup) bool {
+	return (s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens) ||
+		(s.MaxDurationMs != nil && (sub.DurationMs > *s.MaxDurationMs || sub.DurationUnknown > 0)) ||
+		(s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls) ||
+		(s.MaxCostUsd != nil && (sub.CostUSD > *s.MaxCostUsd || len(sub.UnpricedModels) > 0))
 }
 
 // unknownDuration says why a rollup's duration is unknown, naming the first span.
