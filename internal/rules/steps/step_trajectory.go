@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-
-	"github.com/google/cel-go/cel"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
@@ -70,12 +67,6 @@ type compiledTrajectory struct {
 	// params are the steps' params predicates, in Reference.Steps order (nil: none).
 	params []*celexpr.Expr
 }
-
-// trajectoryEnv is the params predicates' environment: params (the call's arguments) and
-// context, as expected_tool_calls sees them, without invocations.
-var trajectoryEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return celexpr.NewEnv(check.ContextVar, cel.Variable("params", cel.MapType(cel.StringType, cel.DynType)))
-})
 
 // parsedReference is a reference as written: its steps and their params texts.
 type parsedReference struct {
@@ -259,10 +250,8 @@ func (s *TrajectoryStep) Compile(env check.Env) (check.Compiled, error) {
 		if p == "" {
 			continue
 		}
-		tenv, err := trajectoryEnv()
-		if err == nil {
-			ts.params[k], err = celexpr.Compile(tenv, p, env.CostLimit, 0)
-		}
+		var err error
+		ts.params[k], err = celexpr.Compile(env.Exprs.Trajectory, p, env.CostLimit, 0)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.params: %w", parsed.paths[k], err))
 		}
