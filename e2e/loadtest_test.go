@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor/handoffprocessortest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/loadtest"
 )
 
@@ -16,6 +17,7 @@ func TestLoadTestHarness(t *testing.T) {
 	rep, err := loadtest.Execute(context.Background(), loadtest.Options{
 		Binary: collectorBinary(t), Duration: time.Second, Rate: 4000,
 		Senders: 2, Batch: 2, TracesDir: "../testdata/traces", Templates: 24,
+		Retained: handoffprocessortest.Retained,
 	})
 	if err != nil {
 		t.Fatal(err)

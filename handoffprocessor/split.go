@@ -3,6 +3,8 @@ package handoffprocessor
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // fragment is the part of one incoming batch that belongs to one trace.
@@ -145,14 +147,5 @@ func oneTraceSpans(spans ptrace.SpanSlice) (id pcommon.TraceID, root, ok bool) {
 
 // markSpans sets a boolean attribute on every span of td.
 func markSpans(td ptrace.Traces, key string) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				spans.At(k).Attributes().PutBool(key, true)
-			}
-		}
-	}
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) { sp.Attributes().PutBool(key, true) })
 }

@@ -18,11 +18,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor/handoffprocessortest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/loadtest"
 )
 
 func main() {
-	var o loadtest.Options
+	o := loadtest.Options{Retained: handoffprocessortest.Retained}
 	flag.StringVar(&o.Binary, "binary", "_build/otelcol-handoff", "collector binary")
 	flag.DurationVar(&o.Duration, "duration", 15*time.Second, "load duration of each of the runs (3 pipelines × fixed rate and saturation)")
 	flag.IntVar(&o.Rate, "rate", 50000, "offered spans/s of the fixed-rate runs (0 = none)")

@@ -3,6 +3,8 @@ package agentgraph
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // BatchTrace is what one pass over a batch of spans learns of one trace without wrapping
@@ -17,30 +19,22 @@ type BatchTrace struct {
 // ScanBatch reads the processor's markers of every span of td, by trace id.
 func ScanBatch(td ptrace.Traces) map[pcommon.TraceID]*BatchTrace {
 	out := map[pcommon.TraceID]*BatchTrace{}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				bt := out[sp.TraceID()]
-				if bt == nil {
-					bt = &BatchTrace{Complete: true}
-					out[sp.TraceID()] = bt
-				}
-				attrs := sp.Attributes()
-				if v, ok := attrs.Get(AttrLateSpan); ok && v.Bool() {
-					bt.Late++
-					continue
-				}
-				if v, ok := attrs.Get(AttrTraceComplete); ok && !v.Bool() {
-					bt.Complete = false
-				}
-				bt.Kept++
-			}
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		bt := out[sp.TraceID()]
+		if bt == nil {
+			bt = &BatchTrace{Complete: true}
+			out[sp.TraceID()] = bt
 		}
-	}
+		attrs := sp.Attributes()
+		if v, ok := attrs.Get(AttrLateSpan); ok && v.Bool() {
+			bt.Late++
+			return
+		}
+		if v, ok := attrs.Get(AttrTraceComplete); ok && !v.Bool() {
+			bt.Complete = false
+		}
+		bt.Kept++
+	})
 	return out
 }
 

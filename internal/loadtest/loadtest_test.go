@@ -14,6 +14,7 @@ func TestOptionsErrorsNameTheField(t *testing.T) {
 	for _, want := range []string{
 		"binary: empty", "duration (0s) must be > 0", "rate (-1) must be >= 0",
 		"senders (0) must be >= 1", "batch (0) must be >= 1", "templates (0) must be >= 1",
+		"retained: no measurement of the processor's retained bytes given",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

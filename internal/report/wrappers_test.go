@@ -1,14 +1,12 @@
 package report
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
@@ -23,16 +21,7 @@ func captureGraph(t *testing.T, name string) *agentgraph.Graph {
 }
 
 // fileGraph builds the one trace of a span file.
-func fileGraph(t *testing.T, path string) *agentgraph.Graph {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-	require.NoError(t, err)
-	graphs := agentgraph.BuildAll(td, agentgraph.Options{})
-	require.Len(t, graphs, 1)
-	return graphs[0]
-}
+func fileGraph(t *testing.T, path string) *agentgraph.Graph { return tr.FileGraph(t, path) }
 
 // picture evaluates the cases of config over g, adds the results to a run and returns the
 // Mermaid block the Markdown report draws for g's trace.

@@ -114,43 +114,8 @@ func (rs *Checks) recovered(x *Index, e *agentgraph.Edge, ep episode) (PartState
 		kind = "a transient"
 	}
 	if ep.kind == "tool" || ep.kind == "llm" {
-		t := end(ep.span)
-		x.work++
-		// Retried by the receiver.
-		if ep.kind == "tool" {
-			if tc := firstCallAfter(x.callsNamed(r, ep.tool.Name), t, ep.tool.Span); tc != nil {
-				same := tc.Args.Found() && ep.tool.Args.Found() && x.canonical(tc) == x.canonical(ep.tool)
-				if same && !transient {
-					return PartFail, fmt.Sprintf("%s; %s retried it with the same arguments (%s) after %s error: a retry loop on the same scope",
-						failed, r.Name, toolLabel(tc), kind)
-				}
-				return PartPass, fmt.Sprintf("%s; %s retried it (%s)", failed, r.Name, toolLabel(tc))
-			}
-		} else {
-			llms := x.llms[r]
-			i := sort.Search(len(llms), func(i int) bool { return start(llms[i]) >= t })
-			if i < len(llms) && llms[i] == ep.span {
-				i++
-			}
-			if i < len(llms) {
-				llm := llms[i]
-				if x.inputOf(llm) == x.inputOf(ep.span) && !transient {
-					return PartFail, fmt.Sprintf("%s; %s sent the same request again (span %s) after %s error: a retry loop on the same scope",
-						failed, r.Name, llm.ID, kind)
-				}
-				return PartPass, fmt.Sprintf("%s; %s retried it (span %s)", failed, r.Name, llm.ID)
-			}
-		}
-		// Fell back to another agent (handing control back to the sender is not one).
-		if o := x.firstFallbackAfter(e, t); o != nil {
-			return PartPass, fmt.Sprintf("%s; %s fell back to %s (span %s)", failed, r.Name, o.To.Name, o.To.Span.ID)
-		}
-		// Surfaced by the receiver.
-		if f := x.statusOf(r); f.State != agentgraph.StatusCompleted {
-			return PartPass, fmt.Sprintf("%s; %s surfaced it (%s)", failed, r.Name, f.State)
-		}
-		if v, ok := x.marker([]string{r.Name}, func(inv *agentgraph.Invocation) bool { return inv == r }, ep.span); ok {
-			return PartPass, fmt.Sprintf("%s; %s recorded the recovery %s=%s", failed, r.Name, agentgraph.AttrRecovery, quote(v, 30))
+		if state, how := x.receiverReaction(e, ep, transient, kind); state != PartNA {
+			return state, failed + "; " + how
 		}
 	}
 	// The sender's reaction after the round trip.
@@ -171,6 +136,61 @@ func (rs *Checks) recovered(x *Index, e *agentgraph.Edge, ep episode) (PartState
 			failed, r.Name, who)
 	}
 	return PartFail, fmt.Sprintf("%s; %s did not retry, fall back, escalate or fail: the error was swallowed", failed, who)
+}
+
+// receiverReaction is what the receiver did about its own failed tool or LLM call: a retry
+// (the same call again after a non-transient error is a retry loop), a fallback to another
+// agent (handing control back to the sender is not one), its own failure, or a recorded
+// handoff.recovery. PartNA: none of them.
+func (x *Index) receiverReaction(e *agentgraph.Edge, ep episode, transient bool, kind string) (PartState, string) {
+	r := e.To
+	t := end(ep.span)
+	x.work++
+	if tc, llm, same := x.retryOf(r, ep, t); tc != nil || llm != nil {
+		retry, again := "", "retried it with the same arguments"
+		if tc != nil {
+			retry = toolLabel(tc)
+		} else {
+			retry, again = "span "+llm.ID.String(), "sent the same request again"
+		}
+		if same && !transient {
+			return PartFail, fmt.Sprintf("%s %s (%s) after %s error: a retry loop on the same scope", r.Name, again, retry, kind)
+		}
+		return PartPass, fmt.Sprintf("%s retried it (%s)", r.Name, retry)
+	}
+	if o := x.firstFallbackAfter(e, t); o != nil {
+		return PartPass, fmt.Sprintf("%s fell back to %s (span %s)", r.Name, o.To.Name, o.To.Span.ID)
+	}
+	if f := x.statusOf(r); f.State != agentgraph.StatusCompleted {
+		return PartPass, fmt.Sprintf("%s surfaced it (%s)", r.Name, f.State)
+	}
+	if v, ok := x.marker([]string{r.Name}, func(inv *agentgraph.Invocation) bool { return inv == r }, ep.span); ok {
+		return PartPass, fmt.Sprintf("%s recorded the recovery %s=%s", r.Name, agentgraph.AttrRecovery, quote(v, 30))
+	}
+	return PartNA, ""
+}
+
+// retryOf finds the receiver's retry of a failed tool or LLM call: the first call of the
+// same tool after t (tc), or the next LLM call (llm), and whether it repeats the failed call
+// (the same arguments, the same input). Both nil: no retry.
+func (x *Index) retryOf(r *agentgraph.Invocation, ep episode, t pcommon.Timestamp) (tc *agentgraph.ToolCall, llm *agentgraph.Span, same bool) {
+	if ep.kind == "tool" {
+		tc = firstCallAfter(x.callsNamed(r, ep.tool.Name), t, ep.tool.Span)
+		if tc == nil {
+			return nil, nil, false
+		}
+		return tc, nil, tc.Args.Found() && ep.tool.Args.Found() && x.canonical(tc) == x.canonical(ep.tool)
+	}
+	llms := x.llms[r]
+	i := sort.Search(len(llms), func(i int) bool { return start(llms[i]) >= t })
+	if i < len(llms) && llms[i] == ep.span {
+		i++
+	}
+	if i >= len(llms) {
+		return nil, nil, false
+	}
+	llm = llms[i]
+	return nil, llm, x.inputOf(llm) == x.inputOf(ep.span)
 }
 
 // receiverTurn renders what the receiver did, for the judge.

@@ -3,7 +3,6 @@ package rules
 import (
 	"context"
 	"encoding/binary"
-	"os"
 	"strconv"
 	"testing"
 
@@ -22,16 +21,7 @@ import (
 // The deterministic rubric parts on real-framework traces (testdata/captures/SOURCES.md):
 // no false verdict on a fan-out, a hand-back, a date, a year or an id inside a span id.
 
-func captureGraph(t *testing.T, path string) *agentgraph.Graph {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
-	require.NoError(t, err)
-	graphs := agentgraph.BuildAll(td, agentgraph.Options{})
-	require.Len(t, graphs, 1)
-	return graphs[0]
-}
+func captureGraph(t *testing.T, path string) *agentgraph.Graph { return tr.FileGraph(t, path) }
 
 const noJudge = "; the judge part was not graded: no judge is configured"
 

@@ -15,6 +15,9 @@ import (
 type Exprs struct {
 	When, Context         *cel.Env // a case's when, a handoff-context step's contextExpression
 	Result, Tool, Payload *cel.Env // expected_result, expected_tool_calls, expected_payload
+	// Trajectory is an EXPECT_TRAJECTORY reference step's params: params (the call's
+	// arguments) and context, as expected_tool_calls sees them, without invocations.
+	Trajectory *cel.Env
 }
 
 var (
@@ -28,7 +31,7 @@ var ContextVar = cel.Variable("context", cel.MapType(cel.StringType, cel.DynType
 
 func LoadExprs() (Exprs, error) {
 	exprEnvsOnce.Do(func() {
-		var errs [5]error
+		var errs [6]error
 		exprEnvsVal.When, errs[0] = celexpr.NewEnv(
 			cel.Variable("root_agent", cel.StringType),
 			cel.Variable("agents", cel.ListType(cel.StringType)),
@@ -59,6 +62,9 @@ func LoadExprs() (Exprs, error) {
 		exprEnvsVal.Payload, errs[4] = celexpr.NewEnv(ContextVar,
 			cel.Variable("payload", cel.DynType),
 			cel.Variable("payload_raw", cel.StringType),
+		)
+		exprEnvsVal.Trajectory, errs[5] = celexpr.NewEnv(ContextVar,
+			cel.Variable("params", cel.MapType(cel.StringType, cel.DynType)),
 		)
 		exprEnvsErr = errors.Join(errs[:]...)
 	})

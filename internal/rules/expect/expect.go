@@ -139,5 +139,14 @@ func fieldResult(base check.Result, id, action string) check.Result {
 	return r
 }
 
+// agentResult is a field's result on agent a, decided by fill; a's spans come first in its
+// Spans, before the ones fill named.
+func agentResult(base check.Result, a *logicalAgent, id, action string, fill func(*check.Result)) check.Result {
+	r := fieldResult(base, id, action)
+	fill(&r)
+	r.Spans = append(a.spanIDs(), r.Spans...)
+	return r
+}
+
 // joinErrs joins the errors of a field's Validate or compile.
 func joinErrs(errs []error) error { return errors.Join(errs...) }

@@ -49,8 +49,6 @@ func (n ExpectedNoToolCalls) refs(prefix string) []check.Ref {
 }
 
 func (n ExpectedNoToolCalls) evaluate(_ *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	r := fieldResult(base, prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls)
-	noToolCalls(&r, a, n)
-	r.Spans = append(a.spanIDs(), r.Spans...)
-	return []check.Result{r}
+	return []check.Result{agentResult(base, a, prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls,
+		func(r *check.Result) { noToolCalls(r, a, n) })}
 }

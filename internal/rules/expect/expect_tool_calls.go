@@ -366,10 +366,8 @@ func (tc toolChecks) refs(prefix string) []check.Ref {
 func (tc toolChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
 	out := make([]check.Result, 0, len(tc))
 	for i, ct := range tc {
-		r := fieldResult(base, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls)
-		te.evalTool(&r, a, ct)
-		r.Spans = append(a.spanIDs(), r.Spans...)
-		out = append(out, r)
+		out = append(out, agentResult(base, a, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls,
+			func(r *check.Result) { te.evalTool(r, a, ct) }))
 	}
 	return out
 }

@@ -72,10 +72,8 @@ func (o ExpectedToolCallOrder) refs(prefix string) []check.Ref {
 }
 
 func (o ExpectedToolCallOrder) evaluate(_ *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	r := fieldResult(base, prefix+FieldExpectedToolCallOrder, FieldExpectedToolCallOrder)
-	toolOrder(&r, a, o)
-	r.Spans = append(a.spanIDs(), r.Spans...)
-	return []check.Result{r}
+	return []check.Result{agentResult(base, a, prefix+FieldExpectedToolCallOrder, FieldExpectedToolCallOrder,
+		func(r *check.Result) { toolOrder(r, a, o) })}
 }
 
 // validToolNames reports each empty tool name of the list field.

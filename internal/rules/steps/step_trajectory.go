@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-
-	"github.com/google/cel-go/cel"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
@@ -70,12 +67,6 @@ type compiledTrajectory struct {
 	// params are the steps' params predicates, in Reference.Steps order (nil: none).
 	params []*celexpr.Expr
 }
-
-// trajectoryEnv is the params predicates' environment: params (the call's arguments) and
-// context, as expected_tool_calls sees them, without invocations.
-var trajectoryEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return celexpr.NewEnv(check.ContextVar, cel.Variable("params", cel.MapType(cel.StringType, cel.DynType)))
-})
 
 // parsedReference is a reference as written: its steps and their params texts.
 type parsedReference struct {
@@ -259,10 +250,8 @@ func (s *TrajectoryStep) Compile(env check.Env) (check.Compiled, error) {
 		if p == "" {
 			continue
 		}
-		tenv, err := trajectoryEnv()
-		if err == nil {
-			ts.params[k], err = celexpr.Compile(tenv, p, env.CostLimit, 0)
-		}
+		var err error
+		ts.params[k], err = celexpr.Compile(env.Exprs.Trajectory, p, env.CostLimit, 0)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.params: %w", parsed.paths[k], err))
 		}
@@ -309,28 +298,13 @@ func (ts *compiledTrajectory) Evaluate(run *check.Run, id string) {
 }
 
 func (ts *compiledTrajectory) match(r *check.Result, g *agentgraph.Graph, tc *check.Trace) {
-	s := ts.cfg
 	runs, who, skip := ts.runs(g)
-	mode := string(ts.mode)
-	if s.Mode != mode {
-		mode = fmt.Sprintf("%s (%s)", s.Mode, ts.mode)
-	}
-	r.Expected = fmt.Sprintf("%s of %s, %s: %s", ts.of, who, mode, ts.ref)
+	r.Expected = ts.expected(who)
 	if skip != "" {
 		r.Outcome, r.Actual, r.Message = check.Skipped, "no trajectory", skip
 		return
 	}
-	// Several receiving runs: the first that fails decides, else the lowest score.
-	ctxVars := g.TestContext()
-	var pick *trajectoryResult
-	for k, run := range runs {
-		res := ts.matchRun(tc, run.steps, ctxVars)
-		res.run, res.of, res.total = run, k+1, len(runs)
-		if pick == nil || (pick.Pass && !res.Pass) || (pick.Pass && res.Pass && res.Score < pick.Score) {
-			pick = &res
-		}
-	}
-	res := *pick
+	res := ts.decidingRun(tc, runs, g.TestContext())
 	if tc.Ctx.Err() != nil && res.evalErrors > 0 {
 		// The params expressions were cut off by eval_timeout: nothing was decided.
 		r.Outcome, r.Actual = check.Error, "not evaluated"
@@ -340,15 +314,59 @@ func (ts *compiledTrajectory) match(r *check.Result, g *agentgraph.Graph, tc *ch
 	score := res.Score
 	r.Score = &score
 	r.Actual = fmt.Sprintf("%s (precision %.2f, recall %.2f)", listSteps(res.run.steps), res.Precision, res.Recall)
+	r.Spans = res.spans()
+	r.Outcome = check.Pass
+	if !res.Pass {
+		r.Outcome = check.Fail
+		if ts.of == TrajectoryOfAgents {
+			r.Classify(cluster.WrongDispatch) // the work went to other agents, or in another order
+		}
+	}
+	r.Message = ts.message(res)
+}
+
+// expected words the step: what trajectory of whom, in which mode, against which reference.
+func (ts *compiledTrajectory) expected(who string) string {
+	mode := string(ts.mode)
+	if ts.cfg.Mode != mode {
+		mode = fmt.Sprintf("%s (%s)", ts.cfg.Mode, ts.mode)
+	}
+	return fmt.Sprintf("%s of %s, %s: %s", ts.of, who, mode, ts.ref)
+}
+
+// decidingRun matches every run: with several receiving runs, the first that fails decides,
+// else the lowest score.
+func (ts *compiledTrajectory) decidingRun(tc *check.Trace, runs []trajectoryRun, ctxVars map[string]any) trajectoryResult {
+	var pick *trajectoryResult
+	for k, run := range runs {
+		res := ts.matchRun(tc, run.steps, ctxVars)
+		res.run, res.of, res.total = run, k+1, len(runs)
+		if pick == nil || (pick.Pass && !res.Pass) || (pick.Pass && res.Pass && res.Score < pick.Score) {
+			pick = &res
+		}
+	}
+	return *pick
+}
+
+// spans are the result's spans: the run's steps (bounded), else the run itself when it did
+// nothing.
+func (res trajectoryResult) spans() []string {
+	var spans []string
 	for _, st := range res.run.steps {
-		if len(r.Spans) == check.MaxListed {
+		if len(spans) == check.MaxListed {
 			break
 		}
-		r.Spans = append(r.Spans, stepSpan(st))
+		spans = append(spans, stepSpan(st))
 	}
-	if len(r.Spans) == 0 && res.run.span != "" {
-		r.Spans = append(r.Spans, res.run.span) // nothing done: the run itself
+	if len(spans) == 0 && res.run.span != "" {
+		spans = append(spans, res.run.span) // nothing done: the run itself
 	}
+	return spans
+}
+
+// message words a decided match: whose trajectory, match or divergence, the scores, and
+// the params expressions that failed.
+func (ts *compiledTrajectory) message(res trajectoryResult) string {
 	whose := res.run.who + "'s " + ts.of
 	if res.total > 1 {
 		whose += fmt.Sprintf(" (run %d of %d, span %s)", res.of, res.total, res.run.span)
@@ -359,15 +377,9 @@ func (ts *compiledTrajectory) match(r *check.Result, g *agentgraph.Graph, tc *ch
 			textsafe.Plural(res.evalErrors, "call", "calls"), res.firstErr)
 	}
 	if res.Pass {
-		r.Outcome = check.Pass
-		r.Message = fmt.Sprintf("%s match the reference (%s): precision %.2f, recall %.2f%s", whose, ts.mode, res.Precision, res.Recall, note)
-		return
+		return fmt.Sprintf("%s match the reference (%s): precision %.2f, recall %.2f%s", whose, ts.mode, res.Precision, res.Recall, note)
 	}
-	r.Outcome = check.Fail
-	if ts.of == TrajectoryOfAgents {
-		r.Classify(cluster.WrongDispatch) // the work went to other agents, or in another order
-	}
-	r.Message = fmt.Sprintf("%s diverge from the reference (%s): %s; precision %.2f, recall %.2f%s",
+	return fmt.Sprintf("%s diverge from the reference (%s): %s; precision %.2f, recall %.2f%s",
 		whose, ts.mode, res.Divergence, res.Precision, res.Recall, note)
 }
 

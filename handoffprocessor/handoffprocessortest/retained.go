@@ -1,4 +1,7 @@
-package loadtest
+// Package handoffprocessortest holds what measures the handoff processor from outside it:
+// the in-process retained-memory measurement that cmd/loadtest and the e2e load test give
+// internal/loadtest (Options.Retained), since no package under internal/ imports a component.
+package handoffprocessortest
 
 import (
 	"context"
