@@ -58,12 +58,16 @@ func (g *Graph) WriteCosts() int {
 			continue
 		}
 		attrs := s.Pdata.Attributes()
+		// One exact grow for the keys added, instead of append doubling a slice the decoder
+		// sized exactly: the doubled slice is garbage once the trace leaves.
 		if c.Priced() {
+			attrs.EnsureCapacity(attrs.Len() + 3)
 			attrs.PutDouble(AttrCostUSD, c.USD)
 			attrs.PutStr(AttrCostSource, c.Source)
 			attrs.PutStr(AttrCostBasis, c.From)
 		} else {
 			attrs.Remove(AttrCostUSD)
+			attrs.EnsureCapacity(attrs.Len() + 1)
 			attrs.PutStr(AttrCostSource, CostUnpriced)
 			attrs.Remove(AttrCostBasis)
 		}

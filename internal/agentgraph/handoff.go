@@ -176,10 +176,18 @@ func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 	return added
 }
 
+// handoffAttrCap is the most attributes fillHandoff writes on a new span (a remote sender,
+// every content value found or tried, allowed tools, an error, unpriced models).
+const handoffAttrCap = 26
+
 // fillHandoff writes the HANDOFF attributes. On a framework's own span (overwrite=false)
 // it only adds what is missing.
 func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwrite bool) {
 	attrs := sp.Attributes()
+	if overwrite {
+		// A new span: room for every HANDOFF attribute at once, not 1, 2, 4, … 32 slots.
+		attrs.EnsureCapacity(handoffAttrCap)
+	}
 	put := func(key, val string) {
 		if _, exists := attrs.Get(key); overwrite || !exists {
 			attrs.PutStr(key, val)
