@@ -46,6 +46,7 @@ func NewEngine(set component.TelemetrySettings, id component.ID, cfg *Config, gr
 		return nil, err
 	}
 	e.onGraded = graded
+	e.verdictsOut = true
 	return &Engine{e: e}, nil
 }
 

@@ -71,6 +71,11 @@ type assertionExporter struct {
 	// onGraded, when set (the assertion connector), is handed each trace's graded results
 	// once they are recorded (masked).
 	onGraded GradedFunc
+	// verdictsOut: the results are handed out of the engine as they are (the assertion
+	// connector's verdicts, made into log records), so they are masked in place as soon as
+	// they are decided. Otherwise every writer masks what it writes (log records, reports,
+	// JSON lines, handoffcheck), and a result nobody writes is never masked.
+	verdictsOut bool
 	// onResults, when set (handoffcheck), is handed every result written (or that would be
 	// written) to the JSON-lines report.
 	onResults ResultsFunc
@@ -190,7 +195,8 @@ func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 type TraceVerdict struct {
 	// Graph is the trace's delegation DAG.
 	Graph *agentgraph.Graph
-	// Results are the results decided at once (masked), in config order.
+	// Results are the results decided at once, in config order; masked when the engine hands
+	// them out (Engine.Evaluate).
 	Results []rules.Result
 	// Pending counts the results left to the judge's grading queue; they reach GradedFunc
 	// when graded.
@@ -235,6 +241,9 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 			e.built.Add(1)
 		}
 		ev := e.checkUpstream(ctx, id, e.eval.EvaluateDeferred(ctx, g, sc.Complete))
+		if e.verdictsOut {
+			rules.Redact(ev.Now, e.policy)
+		}
 		if ev.TimedOut {
 			e.telemetry.evalTimedOut(ctx)
 		}
@@ -333,8 +342,8 @@ func (e *assertionExporter) judgeFiles(ctx context.Context) error {
 	return nil
 }
 
-// record counts, logs and keeps one trace's results for the reports (masked first, by
-// recordNow).
+// record counts, logs and keeps one trace's results for the reports (each writer masks
+// what it writes).
 func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, complete bool, took time.Duration, results []rules.Result) {
 	e.recordNow(ctx, complete, took, results)
 	e.logTrace(g, results)
@@ -344,16 +353,21 @@ func (e *assertionExporter) record(ctx context.Context, g *agentgraph.Graph, com
 }
 
 // recordNow counts and logs a trace's deterministic results, and feeds the gate window.
-// It masks the results' text in place first, so nothing after it sees a secret.
+// The counters read only config names, outcomes and clusters; the log records and the gate
+// pairs are masked where they are written (log, observe).
 func (e *assertionExporter) recordNow(ctx context.Context, complete bool, took time.Duration, results []rules.Result) {
-	rules.Redact(results, e.policy)
 	e.telemetry.evaluated(ctx, complete, took, results)
 	e.observe(ctx, results)
 }
 
-// observe feeds the gate window and logs results.
+// observe feeds the gate window (its pairs are agent names, masked: they become metric
+// attributes) and logs results.
 func (e *assertionExporter) observe(ctx context.Context, results []rules.Result) {
-	if scores := e.window.Add(e.now(), rules.Scores(results)); len(scores) > 0 {
+	pairs := rules.Scores(results)
+	for i := range pairs {
+		pairs[i].From, pairs[i].To = e.policy.Redact(pairs[i].From), e.policy.Redact(pairs[i].To)
+	}
+	if scores := e.window.Add(e.now(), pairs); len(scores) > 0 {
 		e.telemetry.gateScores(ctx, scores)
 	}
 	e.log(results)
@@ -391,6 +405,8 @@ func (e *assertionExporter) log(results []rules.Result) {
 		if !failed && e.cfg.LogVerdicts != LogAll {
 			continue
 		}
+		// A copy, masked only here, when it is written.
+		r = rules.RedactResult(r, e.policy)
 		esc := textsafe.Escape // trace text: no forged lines or terminal escapes in any encoder
 		fields := []zap.Field{
 			zap.String("trace_id", r.TraceID),
@@ -426,7 +442,7 @@ func (e *assertionExporter) log(results []rules.Result) {
 
 // logTrace writes the one info line of a judged trace (unless log_verdicts is none), once
 // all its results are in: "trace ID root AGENT: 5 pass, 1 fail" (outcomes with no result
-// left out; "(released incomplete)" after the agent when it was). results are masked.
+// left out; "(released incomplete)" after the agent when it was). The agent name is masked here.
 func (e *assertionExporter) logTrace(g *agentgraph.Graph, results []rules.Result) {
 	if e.cfg.LogVerdicts == LogNone || len(results) == 0 {
 		return

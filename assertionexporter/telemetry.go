@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter/internal/metadata"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
@@ -25,11 +26,18 @@ type telemetry struct {
 	// alpha telemetry.newPipelineTelemetry gate.
 	id   attribute.KeyValue
 	only metric.MeasurementOption
-	// complete and eval are the attribute sets recorded per trace, built once (an attribute
-	// set is sorted and allocated when made): complete by the complete flag, eval for every
-	// case, step and outcome of the config (prepare).
+	// complete, eval and fail are the attribute sets recorded per trace, built once (an
+	// attribute set is sorted and allocated when made): complete by the complete flag, eval
+	// for every case, step and outcome of the config, fail for every case, step and failure
+	// cluster (prepare).
 	complete [2]metric.MeasurementOption
 	eval     map[evalKey]metric.MeasurementOption
+	fail     map[failKey]metric.MeasurementOption
+}
+
+type failKey struct {
+	c, step string
+	cl      cluster.Name
 }
 
 type evalKey struct {
@@ -57,10 +65,14 @@ func newTelemetry(set component.TelemetrySettings, id attribute.KeyValue) (*tele
 // called once, before the engine records anything.
 func (t *telemetry) prepare(cases map[string][]string) {
 	t.eval = make(map[evalKey]metric.MeasurementOption)
+	t.fail = make(map[failKey]metric.MeasurementOption)
 	for c, steps := range cases {
 		for _, s := range steps {
 			for _, o := range rules.Outcomes {
 				t.eval[evalKey{c, s, o}] = t.newEvalAttrs(c, s, o)
+			}
+			for _, cl := range cluster.Names() {
+				t.fail[failKey{c, s, cl}] = t.newFailAttrs(c, s, cl)
 			}
 		}
 	}
@@ -88,8 +100,16 @@ func (t *telemetry) failed(ctx context.Context, r rules.Result) {
 	if r.Outcome != rules.Fail {
 		return
 	}
-	t.tb.ExporterAssertionFailures.Add(ctx, 1, t.attrs(attribute.String("case", r.Case), attribute.String("step", r.Step),
-		attribute.String("cluster", string(r.Cluster.Or()))))
+	k := failKey{r.Case, r.Step, r.Cluster.Or()}
+	opt, ok := t.fail[k]
+	if !ok {
+		opt = t.newFailAttrs(k.c, k.step, k.cl)
+	}
+	t.tb.ExporterAssertionFailures.Add(ctx, 1, opt)
+}
+
+func (t *telemetry) newFailAttrs(c, step string, cl cluster.Name) metric.MeasurementOption {
+	return t.attrs(attribute.String("case", c), attribute.String("step", step), attribute.String("cluster", string(cl)))
 }
 
 func (t *telemetry) completeAttr(complete bool) metric.MeasurementOption {

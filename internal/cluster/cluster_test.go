@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -178,6 +179,54 @@ func FuzzMayHoldDuration(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if !mayHoldDuration(s) && durationRe.MatchString(s) {
 			t.Fatalf("mayHoldDuration(%q) is false, yet durationRe matches %q", s, durationRe.FindString(s))
+		}
+	})
+}
+
+// FuzzMayHoldTime: where mayHoldTime says no, timeRe finds nothing, so skipping it leaves the
+// signature as it was. `go test -fuzz FuzzMayHoldTime ./internal/cluster/` searches further.
+func FuzzMayHoldTime(f *testing.F) {
+	for _, s := range []string{
+		"at 2026-12-01T12:40:24Z", "2026-12-01 12:40:24.123+01:00", "2026-12-01T12:40:24", "tool calls: 3",
+		"12026-12-01T12:40:24Z", "2026-1-01T12:40:24Z", "2026-12-01", "12:40:24", "x2026-12-01T12:40:24-0700", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !mayHoldTime(s) && timeRe.MatchString(s) {
+			t.Fatalf("mayHoldTime(%q) is false, yet timeRe matches %q", s, timeRe.FindString(s))
+		}
+	})
+}
+
+// FuzzNumberScan: replaceNumbers' scan (numberEnd) finds the numbers the expression
+// `\d+(?:[.,]\d+)*` finds, at the same places.
+func FuzzNumberScan(f *testing.F) {
+	numberRe := regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	for _, s := range []string{
+		"tokens 1,234,567 over 1000", "score 0.75.", "1.5.3s", "v1..2", "3,", ",4", "agent2 x3 gpt-4o", "12.x", "९0", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var got [][]int
+		for i := 0; i < len(s); {
+			if !isDigit(s[i]) {
+				i++
+				continue
+			}
+			end := numberEnd(s, i)
+			got = append(got, []int{i, end})
+			i = end
+		}
+		want := numberRe.FindAllStringIndex(s, -1)
+		if len(got) != len(want) {
+			t.Fatalf("%q: scan found %v, numberRe %v", s, got, want)
+		}
+		for i := range got {
+			if got[i][0] != want[i][0] || got[i][1] != want[i][1] {
+				t.Fatalf("%q: scan found %v, numberRe %v", s, got, want)
+			}
 		}
 	})
 }

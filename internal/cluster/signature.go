@@ -44,9 +44,6 @@ var (
 	timeRe = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`)
 	// Go-style durations (1.5s, 250ms, 1m30s, 2h) and numbers with a duration unit word.
 	durationRe = regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+\b|\b\d+(?:\.\d+)?\s?(?:milliseconds?|seconds?|minutes?|hours?)\b`)
-	// Numbers (token counts, counts, scores, percentages, sizes); replaceNumbers keeps those
-	// glued to a letter before them.
-	numberRe = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 	// A quoted `expression`, or a quoted /pattern/ (after the start, a space or "(", before
 	// the end, a space or punctuation).
 	patternRe = regexp.MustCompile("`[^`\n]*`|(?:^|[\\s(])/[^/\n]+/(?:$|[\\s,;:).])")
@@ -77,7 +74,7 @@ func Normalize(msg string) string {
 			s = uuidRe.ReplaceAllString(s, PlaceholderID)
 		}
 		s = replaceHex(s)
-		if strings.Contains(s, ":") {
+		if mayHoldTime(s) {
 			s = timeRe.ReplaceAllString(s, PlaceholderTime)
 		}
 		if mayHoldDuration(s) {
@@ -119,25 +116,58 @@ func mayHoldDuration(s string) bool {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
+// mayHoldTime is false when timeRe cannot match s: every match has a ':' and starts with
+// four digits and a '-' (the year). The expression costs more than this scan on every
+// message with a colon (most do: "tool calls: 3").
+func mayHoldTime(s string) bool {
+	if !strings.Contains(s, ":") {
+		return false
+	}
+	for i := 0; i+4 < len(s); i++ {
+		if s[i+4] == '-' && isDigit(s[i]) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberEnd returns the end of the number that starts with the digit s[i]: digits, then
+// every '.' or ',' followed by digits (the leftmost-longest match of `\d+(?:[.,]\d+)*`,
+// checked against that expression by FuzzNumberScan).
+func numberEnd(s string, i int) int {
+	for {
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if i+1 >= len(s) || s[i] != '.' && s[i] != ',' || !isDigit(s[i+1]) {
+			return i
+		}
+		i++
+	}
+}
+
 // replaceNumbers puts <n> in place of every number not glued to an ASCII letter (gpt-4o and
 // agent2 keep their digits), and of the count in a word "x3" (a count as "planner x3").
 func replaceNumbers(s string) string {
-	locs := numberRe.FindAllStringIndex(s, -1)
-	if len(locs) == 0 {
-		return s
-	}
 	var b strings.Builder
 	last := 0
-	for _, l := range locs {
-		start := l[0]
-		count := start > 0 && s[start-1] == 'x' && (start == 1 || s[start-2] == ' ')
-		glued := start > 0 && isLetter(s[start-1]) || l[1] < len(s) && isLetter(s[l[1]])
-		if glued && !count {
+	for start := 0; start < len(s); {
+		if !isDigit(s[start]) {
+			start++
 			continue
 		}
-		b.WriteString(s[last:start])
-		b.WriteString(PlaceholderNumber)
-		last = l[1]
+		end := numberEnd(s, start)
+		count := start > 0 && s[start-1] == 'x' && (start == 1 || s[start-2] == ' ')
+		glued := start > 0 && isLetter(s[start-1]) || end < len(s) && isLetter(s[end])
+		if !glued || count {
+			b.WriteString(s[last:start])
+			b.WriteString(PlaceholderNumber)
+			last = end
+		}
+		start = end
+	}
+	if last == 0 {
+		return s
 	}
 	b.WriteString(s[last:])
 	return b.String()

@@ -16,11 +16,7 @@ func (te *TraceEval) evalResult(r *check.Result, a *logicalAgent, e *celexpr.Exp
 	inv := a.last()
 	f := te.factsOf(inv)
 	r.Expected = e.Src
-	out := "not captured"
-	if f.outputFound {
-		out = show(f.output)
-	}
-	r.Actual = fmt.Sprintf("status %q, error %s, output %s", f.status, show(f.err), out)
+	r.Actual = f.shown
 	r.Spans = a.spanIDs()
 	if n := len(a.runs); n > 1 {
 		var earlier []string

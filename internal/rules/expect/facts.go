@@ -39,6 +39,9 @@ type runFacts struct {
 	// outputFound is false when no output content was captured.
 	outputFound bool
 	outputFrom  string
+	// shown is the run as expected_result's actual text quotes it: status, error and
+	// output (TraceEval.factsOf, once per run for every case on the trace).
+	shown string
 }
 
 // factsOf binds status, error and output of an invocation: the model's run status

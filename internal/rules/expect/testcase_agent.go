@@ -18,6 +18,8 @@ type logicalAgent struct {
 	// toolCalls are the runs' own tool calls, in start order.
 	toolCalls []*agentgraph.ToolCall
 	member    map[*agentgraph.Invocation]bool
+	// ids are the runs' span ids (spanIDs), once per logical agent.
+	ids []string
 }
 
 // oneRun is the logical agent of a single run (a child agent's trigger).
@@ -78,12 +80,17 @@ func (a *logicalAgent) label() string {
 }
 
 // spanIDs are the agent spans of its runs, in start order.
+//
+// Every result of the agent shares the slice: its capacity is its length, so a result that
+// appends its own spans gets a copy; nothing writes into a result's Spans.
 func (a *logicalAgent) spanIDs() []string {
-	out := make([]string, 0, len(a.runs))
-	for _, inv := range a.runs {
-		out = append(out, inv.Span.ID.String())
+	if a.ids == nil {
+		a.ids = make([]string, 0, len(a.runs))
+		for _, inv := range a.runs {
+			a.ids = append(a.ids, inv.Span.ID.String())
+		}
 	}
-	return out
+	return a.ids[:len(a.ids):len(a.ids)]
 }
 
 // out are the edges of all its runs, in start order of the runs, without the hand-backs

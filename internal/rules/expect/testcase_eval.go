@@ -42,6 +42,11 @@ func (te *TraceEval) factsOf(inv *agentgraph.Invocation) runFacts {
 	f, ok := te.facts[inv]
 	if !ok {
 		f = factsOf(inv)
+		out := "not captured"
+		if f.outputFound {
+			out = show(f.output)
+		}
+		f.shown = fmt.Sprintf("status %q, error %s, output %s", f.status, show(f.err), out)
 		te.facts[inv] = f
 	}
 	return f
