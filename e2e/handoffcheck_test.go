@@ -19,8 +19,10 @@ func canonical(rs []result, withTrace bool) []string {
 		if !withTrace {
 			id = ""
 		}
-		out = append(out, strings.Join([]string{id, r.Case, r.Step, r.Outcome, r.Expected, r.Actual, r.Message,
-			fmt.Sprint(r.Complete)}, " | "))
+		out = append(out, strings.Join([]string{
+			id, r.Case, r.Step, r.Outcome, r.Expected, r.Actual, r.Message,
+			fmt.Sprint(r.Complete),
+		}, " | "))
 	}
 	sort.Strings(out)
 	return out

@@ -106,8 +106,10 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 		pl.abort(ctx)
 		return o.fail(stderr, err)
 	}
-	recv, err := rf.CreateTraces(ctx, receiver.Settings{ID: component.MustNewID("otlp"), TelemetrySettings: tel,
-		BuildInfo: component.NewDefaultBuildInfo()}, rcfg, in)
+	recv, err := rf.CreateTraces(ctx, receiver.Settings{
+		ID: component.MustNewID("otlp"), TelemetrySettings: tel,
+		BuildInfo: component.NewDefaultBuildInfo(),
+	}, rcfg, in)
 	if err == nil {
 		err = recv.Start(ctx, componenttest.NewNopHost())
 	}

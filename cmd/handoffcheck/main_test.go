@@ -147,8 +147,10 @@ func TestReplayIsDeterministic(t *testing.T) {
 	var reports []string
 	for _, files := range [][]string{{strands, adk}, {adk, strands}, {strands, adk}} {
 		dir := t.TempDir()
-		args := []string{"replay", "--config", config(t, failing), "--json", filepath.Join(dir, "r.jsonl"),
-			"--junit", filepath.Join(dir, "r.xml"), "--markdown", filepath.Join(dir, "r.md")}
+		args := []string{
+			"replay", "--config", config(t, failing), "--json", filepath.Join(dir, "r.jsonl"),
+			"--junit", filepath.Join(dir, "r.xml"), "--markdown", filepath.Join(dir, "r.md"),
+		}
 		code, _, errOut := runCmd(t, append(args, files...)...)
 		require.Equal(t, exitFail, code, errOut)
 		var all string
@@ -246,8 +248,10 @@ func TestBadInput(t *testing.T) {
 		{"a device that never ends", "/dev/zero", "/dev/zero: not a regular file (a character device)"},
 		{"truncated delimited protobuf", write("cut.pb", "\x00\x00\x00\x05\x0a\x00"), "cut.pb: request 1: truncated: the length prefix says 5 bytes, the file has 2 left"},
 		{"single protobuf request over the bound", oversized(t, dir), "huge.pb: one OTLP protobuf request of 268435457 bytes is over the 268435456-byte limit"},
-		{"spans but no agents", "../../testdata/corpus/lf-claude-agent-sdk-langsmith.otlp.json",
-			"nothing was asserted (7 spans read): no case selected any trace"},
+		{
+			"spans but no agents", "../../testdata/corpus/lf-claude-agent-sdk-langsmith.otlp.json",
+			"nothing was asserted (7 spans read): no case selected any trace",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,10 +21,14 @@ func TestREADMEOutputs(t *testing.T) {
 		args  []string
 		first string // the first line of the README's block
 	}{
-		{[]string{"replay", "--config", "examples/ci/handoff-config.yaml", "testdata/traces/scenario-strands-error-swallowed.json"},
-			"FAIL weather_delegation ASSERT_AGENT_TOPOLOGY#1 trace "},
-		{[]string{"validate", "--config", "examples/ci/handoff-config.yaml", "testdata/traces/scenario-mastra-fanout.json"},
-			"handoffcheck: examples/ci/handoff-config.yaml is valid: "},
+		{
+			[]string{"replay", "--config", "examples/ci/handoff-config.yaml", "testdata/traces/scenario-strands-error-swallowed.json"},
+			"FAIL weather_delegation ASSERT_AGENT_TOPOLOGY#1 trace ",
+		},
+		{
+			[]string{"validate", "--config", "examples/ci/handoff-config.yaml", "testdata/traces/scenario-mastra-fanout.json"},
+			"handoffcheck: examples/ci/handoff-config.yaml is valid: ",
+		},
 	} {
 		t.Run(tt.args[0], func(t *testing.T) {
 			at := strings.Index(readme, "```\n"+tt.first)

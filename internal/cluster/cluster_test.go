@@ -155,10 +155,12 @@ func TestGrouperBound(t *testing.T) {
 
 // BenchmarkSignature: the cost a failed result adds (passing results are not signed).
 func BenchmarkSignature(b *testing.B) {
-	k := Key{Case: "weather", Step: "EXPECT_HANDOFF_RUBRICS#2.RecoveryOnError", From: "triage", To: "weather_specialist", Cluster: RecoveryBlind,
+	k := Key{
+		Case: "weather", Step: "EXPECT_HANDOFF_RUBRICS#2.RecoveryOnError", From: "triage", To: "weather_specialist", Cluster: RecoveryBlind,
 		Message: `get_weather (span 7bd8701239704d0a) failed ("Error: weather service: unknown city Atlantis"); weather_specialist did not retry it, ` +
 			"fall back or fail, and triage, to which weather_specialist handed control back (span 6effc93119a0a2a3), did not retry, " +
-			"fall back, escalate or fail: the error was swallowed"}
+			"fall back, escalate or fail: the error was swallowed",
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = k.Signature()

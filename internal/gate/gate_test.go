@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 )
 
 func scoreOf(from, to, axis string, s float64) Score {

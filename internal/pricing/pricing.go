@@ -90,8 +90,10 @@ func (c Config) Validate() error {
 			v        *float64
 			required bool
 		}{
-			{"input_usd_per_mtok", m.Input, true}, {"output_usd_per_mtok", m.Output, true},
-			{"cache_read_usd_per_mtok", m.CacheRead, false}, {"cache_write_usd_per_mtok", m.CacheWrite, false},
+			{"input_usd_per_mtok", m.Input, true},
+			{"output_usd_per_mtok", m.Output, true},
+			{"cache_read_usd_per_mtok", m.CacheRead, false},
+			{"cache_write_usd_per_mtok", m.CacheWrite, false},
 		} {
 			switch {
 			case f.v == nil && f.required:

@@ -172,8 +172,10 @@ func TestMarkdownDiagramsRenderInChromium(t *testing.T) {
 	require.Equal(t, 3, strings.Count(dom, `aria-roledescription="flowchart-v2"`))
 	require.NotContains(t, dom, `aria-roledescription="error"`)
 	// The group name's markup stays text (&lt;b&gt;); its escaped newline is drawn as a break.
-	for _, label := range []string{"✗ budget: made 2 tool calls, over maxToolCalls 1", "✗ depth 2 &gt; maxDepth 1",
-		"workflow: archive_pipeline", `workflow: release "v2"<br>&lt;b&gt;| for [REDACTED:email]`, "swarm: review_swarm"} {
+	for _, label := range []string{
+		"✗ budget: made 2 tool calls, over maxToolCalls 1", "✗ depth 2 &gt; maxDepth 1",
+		"workflow: archive_pipeline", `workflow: release "v2"<br>&lt;b&gt;| for [REDACTED:email]`, "swarm: review_swarm",
+	} {
 		require.Contains(t, dom, label)
 	}
 }

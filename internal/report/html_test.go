@@ -122,8 +122,10 @@ func TestHandoffContentBounded(t *testing.T) {
 	recv := b.Agent(root, "receiver", 10, 90).Input(input)
 	g := b.Graph()
 	run := NewRun([]string{"c"})
-	run.Add(g, []rules.Result{{TraceID: g.TraceID.String(), Case: "c", Step: "s", Action: rules.ActionContext,
-		Outcome: rules.Fail, Message: "leak", Spans: []string{recv.SpanID().String()}, Complete: true}})
+	run.Add(g, []rules.Result{{
+		TraceID: g.TraceID.String(), Case: "c", Step: "s", Action: rules.ActionContext,
+		Outcome: rules.Fail, Message: "leak", Spans: []string{recv.SpanID().String()}, Complete: true,
+	}})
 	page := string(run.html(nil))
 	require.NotContains(t, page, "4111")
 	require.NotContains(t, page, "yyyy", "cut at maxContent")

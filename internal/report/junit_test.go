@@ -34,10 +34,14 @@ func junitRun(first, second, third, fourth byte) *Run {
 		results := []rules.Result{{TraceID: id, Case: "budget", Step: "EXPECT_AGENT_BUDGET#2", Outcome: rules.Pass, Complete: true}}
 		if g.Root != nil && g.Root.Name == "triage" && len(g.Edges) == 2 {
 			results = append(results,
-				rules.Result{TraceID: id, Case: "seams", Step: "EXPECT_HANDOFF_RUBRICS#1.ScopeFidelity", From: "triage", To: "billing",
-					Axis: rubric.Scope, Outcome: rules.Pass, Spans: []string{g.Edges[0].To.Span.ID.String()}, Complete: true},
-				rules.Result{TraceID: id, Case: "seams", Step: "EXPECT_HANDOFF_RUBRICS#1.ScopeFidelity", From: "triage", To: "billing",
-					Axis: rubric.Scope, Outcome: rules.Fail, Message: "out of scope", Spans: []string{g.Edges[1].To.Span.ID.String()}, Complete: true})
+				rules.Result{
+					TraceID: id, Case: "seams", Step: "EXPECT_HANDOFF_RUBRICS#1.ScopeFidelity", From: "triage", To: "billing",
+					Axis: rubric.Scope, Outcome: rules.Pass, Spans: []string{g.Edges[0].To.Span.ID.String()}, Complete: true,
+				},
+				rules.Result{
+					TraceID: id, Case: "seams", Step: "EXPECT_HANDOFF_RUBRICS#1.ScopeFidelity", From: "triage", To: "billing",
+					Axis: rubric.Scope, Outcome: rules.Fail, Message: "out of scope", Spans: []string{g.Edges[1].To.Span.ID.String()}, Complete: true,
+				})
 		}
 		run.Add(g, results)
 	}

@@ -155,8 +155,10 @@ func nestedWrappersMarkdown(t *testing.T) string {
 	g := b.Graph()
 
 	run := NewRun([]string{"c"})
-	run.Add(g, []rules.Result{{TraceID: g.TraceID.String(), Case: "c", Step: "s", Outcome: rules.Fail,
-		Spans: []string{checker.SpanID().String()}, Complete: true}})
+	run.Add(g, []rules.Result{{
+		TraceID: g.TraceID.String(), Case: "c", Step: "s", Outcome: rules.Fail,
+		Spans: []string{checker.SpanID().String()}, Complete: true,
+	}})
 	return string(run.Markdown())
 }
 

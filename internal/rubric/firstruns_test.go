@@ -33,8 +33,10 @@ func TestFirstRun(t *testing.T) {
 	require.Equal(t, [firstK]int{0, 1, 2, 3}, fr.top[0])
 	require.Equal(t, [firstK]int{0, 1, -1, -1}, fr.top[7])
 
-	x := &Index{byName: map[string][]*agentgraph.Invocation{"s": runs},
-		first: map[firstRunsKey]map[string]*firstRuns{{"s", "to"}: {"w": fr}}}
+	x := &Index{
+		byName: map[string][]*agentgraph.Invocation{"s": runs},
+		first:  map[firstRunsKey]map[string]*firstRuns{{"s", "to"}: {"w": fr}},
+	}
 	all := func(*agentgraph.Invocation) bool { return true }
 	require.Same(t, runs[0], x.firstRun("s", "to", "w", 0, all))
 	require.Same(t, runs[4], x.firstRun("s", "to", "w", 5, func(r *agentgraph.Invocation) bool { return r.Index >= 4 }),

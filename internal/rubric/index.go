@@ -893,6 +893,7 @@ func (b byAt) Less(i, j int) bool {
 	}
 	return b.fr.pos[i] < b.fr.pos[j]
 }
+
 func (b byAt) Swap(i, j int) {
 	b.fr.at[i], b.fr.at[j] = b.fr.at[j], b.fr.at[i]
 	b.fr.pos[i], b.fr.pos[j] = b.fr.pos[j], b.fr.pos[i]

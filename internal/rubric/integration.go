@@ -5,9 +5,10 @@ import (
 	"sort"
 	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // senderStep is something the sender did after the receiver returned.
@@ -122,8 +123,10 @@ func (x *Index) repeats(rs *Checks, e *agentgraph.Edge) ([]string, int) {
 			budget--
 			c := calls[i]
 			if run := c.Span.Owner(); x.senderRun(e, run) {
-				found = append(found, repeat{run: x.position[run], at: start(c.Span), order: x.spanOrder(c.Span),
-					text: fmt.Sprintf("%s %s", toolLabel(c), code(c.Args.Text, 80))})
+				found = append(found, repeat{
+					run: x.position[run], at: start(c.Span), order: x.spanOrder(c.Span),
+					text: fmt.Sprintf("%s %s", toolLabel(c), code(c.Args.Text, 80)),
+				})
 			}
 		}
 	}
@@ -134,8 +137,10 @@ func (x *Index) repeats(rs *Checks, e *agentgraph.Edge) ([]string, int) {
 			budget--
 			o := outs[i]
 			if x.roundOf(o) != x.roundOf(e) && !roundTripFailed(o) && x.senderRun(e, o.From) {
-				found = append(found, repeat{run: x.position[o.From], dispatch: true, at: start(o.To.Span), order: o.To.Index,
-					text: fmt.Sprintf("the same dispatch to %s again (span %s)", o.To.Name, o.To.Span.ID)})
+				found = append(found, repeat{
+					run: x.position[o.From], dispatch: true, at: start(o.To.Span), order: o.To.Index,
+					text: fmt.Sprintf("the same dispatch to %s again (span %s)", o.To.Name, o.To.Span.ID),
+				})
 			}
 		}
 	}

@@ -5,9 +5,10 @@ import (
 	"sort"
 	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // defaultTransient matches errors taken as transient (a retry of the same scope is then
@@ -92,8 +93,10 @@ func (rs *Checks) recoveryParts(x *Index, e *agentgraph.Edge) (parts []Part, eps
 		}
 	}
 	if more := len(eps) - maxListed; more > 0 {
-		rest := Part{Name: fmt.Sprintf("%d more errors handled", more), State: PartNA,
-			Detail: fmt.Sprintf("… and %d more errors on the round trip (%d not handled, %d handled)", more, failed, passed)}
+		rest := Part{
+			Name: fmt.Sprintf("%d more errors handled", more), State: PartNA,
+			Detail: fmt.Sprintf("… and %d more errors on the round trip (%d not handled, %d handled)", more, failed, passed),
+		}
 		switch {
 		case failed > 0:
 			rest.State = PartFail

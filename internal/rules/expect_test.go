@@ -3,8 +3,9 @@ package rules
 import (
 	"testing"
 
-	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 )
 
 // TestExpectFieldsValidate: each test-case field validates itself, its errors starting

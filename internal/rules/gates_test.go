@@ -3,10 +3,11 @@ package rules
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
-	"github.com/stretchr/testify/require"
 )
 
 // TestScores: only rubric results with a score and a sender feed the gates.

@@ -3,9 +3,10 @@ package rules
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rubric"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
-	"github.com/stretchr/testify/require"
 )
 
 // TestCheckJudged: without a judge, every judge-graded step is named with the fix; the
@@ -28,7 +29,8 @@ func TestCheckJudged(t *testing.T) {
 
 	contextStep.ForbiddenPatterns, contextStep.DeterministicOnly = []string{`\d{16}`}, true
 	require.NoError(t, CheckJudged([]CaseConfig{{Name: "c", Steps: []StepConfig{
-		topology, context, {Kind: &steps.RubricsStep{DeterministicOnly: true}},
+		topology, context,
+		{Kind: &steps.RubricsStep{DeterministicOnly: true}},
 		{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"A-1"}}},
 		{Kind: &steps.DelegationStep{AgentName: "b"}},
 	}}}))

@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
+	"go.opentelemetry.io/collector/confmap"
+
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
-	"go.opentelemetry.io/collector/confmap"
 )
 
 // A seed-000 step is one check kind behind check.Kind, as tail_sampling's policies are:

@@ -3,9 +3,10 @@ package rules
 import (
 	"testing"
 
-	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
 )
 
 // stepFromKeys decodes a step from its seed keys, as a config file gives them.

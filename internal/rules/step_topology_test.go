@@ -45,10 +45,16 @@ func TestAllowedCycles(t *testing.T) {
 		message string
 	}{
 		{"cycles fail by default", StepConfig{Kind: &steps.TopologyStep{}}, Fail, "delegation cycle among agents {critic, planner}"},
-		{"an allowed loop passes, in any order", StepConfig{Kind: &steps.TopologyStep{AllowedCycles: [][]string{{"planner", "critic"}}}},
-			Pass, "topology ok: 3 agent invocations, 2 handoffs, depth 2, cycles {critic, planner}"},
-		{"another loop allowed is not this one", StepConfig{Kind: &steps.TopologyStep{AllowedCycles: [][]string{{"critic", "coder"}}}},
-			Fail, "delegation cycle among agents {critic, planner}"},
+		{
+			"an allowed loop passes, in any order",
+			StepConfig{Kind: &steps.TopologyStep{AllowedCycles: [][]string{{"planner", "critic"}}}},
+			Pass, "topology ok: 3 agent invocations, 2 handoffs, depth 2, cycles {critic, planner}",
+		},
+		{
+			"another loop allowed is not this one",
+			StepConfig{Kind: &steps.TopologyStep{AllowedCycles: [][]string{{"critic", "coder"}}}},
+			Fail, "delegation cycle among agents {critic, planner}",
+		},
 		{"allowCycles allows all", StepConfig{Kind: &steps.TopologyStep{AllowCycles: true}}, Pass, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,14 +76,22 @@ func TestHandoffContextConfigErrors(t *testing.T) {
 		step StepConfig
 		want string
 	}{
-		{StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b"}},
-			"cases[0] (c).steps[1].inlineRubric: set a rubric (inlineRubric or judgeRubricId) or a deterministic check"},
-		{StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"("}}},
-			"cases[0] (c).steps[1].requiredPatterns[0]: error parsing regexp: missing closing ): `(`"},
-		{StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "payload.x +"}},
-			"cases[0] (c).steps[1].contextExpression: ERROR: <input>:1:12: Syntax error"},
-		{StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "scope_prompt"}},
-			"cases[0] (c).steps[1].contextExpression: must be a boolean expression, got string"},
+		{
+			StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b"}},
+			"cases[0] (c).steps[1].inlineRubric: set a rubric (inlineRubric or judgeRubricId) or a deterministic check",
+		},
+		{
+			StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", RequiredPatterns: []string{"("}}},
+			"cases[0] (c).steps[1].requiredPatterns[0]: error parsing regexp: missing closing ): `(`",
+		},
+		{
+			StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "payload.x +"}},
+			"cases[0] (c).steps[1].contextExpression: ERROR: <input>:1:12: Syntax error",
+		},
+		{
+			StepConfig{Kind: &steps.ContextStep{FromAgent: "a", ToAgent: "b", ContextExpression: "scope_prompt"}},
+			"cases[0] (c).steps[1].contextExpression: must be a boolean expression, got string",
+		},
 	} {
 		_, err := Compile([]CaseConfig{{Name: "c", Steps: []StepConfig{topo, tt.step}}}, Options{})
 		require.ErrorContains(t, err, tt.want)

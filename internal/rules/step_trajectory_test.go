@@ -357,17 +357,27 @@ func TestTrajectoryOnCorpus(t *testing.T) {
 		outcome    Outcome
 		message    string
 	}{
-		{"lf-openai-agents-openinference", "mode: superset\nreference: [{tool: get_weather, params: 'params.city == \"Tokyo\"'}]", Pass,
-			"the trace's tools match the reference (superset): precision 1.00, recall 1.00"},
-		{"lf-openai-agents-openinference", "mode: unordered\nreference: [{tool: get_weather, params: 'params.city == \"Paris\"'}]", Fail,
+		{
+			"lf-openai-agents-openinference", "mode: superset\nreference: [{tool: get_weather, params: 'params.city == \"Tokyo\"'}]", Pass,
+			"the trace's tools match the reference (superset): precision 1.00, recall 1.00",
+		},
+		{
+			"lf-openai-agents-openinference", "mode: unordered\nreference: [{tool: get_weather, params: 'params.city == \"Paris\"'}]", Fail,
 			"the trace's tools diverge from the reference (any_order): expected get_weather where params.city == \"Paris\", saw get_weather once, none where it holds; " +
-				"saw get_weather where params.city == \"Paris\" does not hold; precision 0.00, recall 0.00"},
-		{"lf-agno-openinference", "mode: exact\nreference: [{tool: duckduckgo_search, params: 'params.query.contains(\"trending\")'}]", Pass,
-			"the trace's tools match the reference (exact): precision 1.00, recall 1.00"},
-		{"lf-google-adk-openinference", "mode: ANY_ORDER\nreference: [say_hello, get_weather]", Fail,
-			"the trace's tools diverge from the reference (superset): expected get_weather, saw no get_weather; precision 1.00, recall 0.50"},
-		{"lf-google-adk-openinference", "mode: subset\nreference: [say_hello, get_weather]", Pass,
-			"the trace's tools match the reference (subset): precision 1.00, recall 0.50"},
+				"saw get_weather where params.city == \"Paris\" does not hold; precision 0.00, recall 0.00",
+		},
+		{
+			"lf-agno-openinference", "mode: exact\nreference: [{tool: duckduckgo_search, params: 'params.query.contains(\"trending\")'}]", Pass,
+			"the trace's tools match the reference (exact): precision 1.00, recall 1.00",
+		},
+		{
+			"lf-google-adk-openinference", "mode: ANY_ORDER\nreference: [say_hello, get_weather]", Fail,
+			"the trace's tools diverge from the reference (superset): expected get_weather, saw no get_weather; precision 1.00, recall 0.50",
+		},
+		{
+			"lf-google-adk-openinference", "mode: subset\nreference: [say_hello, get_weather]", Pass,
+			"the trace's tools match the reference (subset): precision 1.00, recall 0.50",
+		},
 	} {
 		t.Run(tc.file+" "+tc.step, func(t *testing.T) {
 			r := trajectoryOnFile(t, filepath.Join("..", "..", "testdata", "corpus", tc.file+".otlp.json"), tc.step)

@@ -61,7 +61,8 @@ func (m Mode) ordered() bool { return m == Exact || m == InOrder }
 
 // needsPrecision: every call must be aligned; needsRecall: every required step.
 func (m Mode) needsPrecision() bool { return m == Exact || m == AnyOrder || m == Subset }
-func (m Mode) needsRecall() bool    { return m == Exact || m == InOrder || m == AnyOrder || m == Superset }
+
+func (m Mode) needsRecall() bool { return m == Exact || m == InOrder || m == AnyOrder || m == Superset }
 
 // Step is one reference step: a name (a tool, or an agent for handoff sequences), whether
 // it may be absent, and the text of its params predicate when it has one (for messages).

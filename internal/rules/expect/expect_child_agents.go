@@ -6,11 +6,12 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"go.opentelemetry.io/collector/confmap"
+
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
-	"go.opentelemetry.io/collector/confmap"
 )
 
 type compiledChild struct {

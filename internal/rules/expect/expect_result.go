@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 )

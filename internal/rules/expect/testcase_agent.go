@@ -24,8 +24,10 @@ type logicalAgent struct {
 
 // oneRun is the logical agent of a single run (a child agent's trigger).
 func oneRun(inv *agentgraph.Invocation) *logicalAgent {
-	return &logicalAgent{name: inv.Name, runs: []*agentgraph.Invocation{inv}, toolCalls: inv.ToolCalls,
-		member: map[*agentgraph.Invocation]bool{inv: true}}
+	return &logicalAgent{
+		name: inv.Name, runs: []*agentgraph.Invocation{inv}, toolCalls: inv.ToolCalls,
+		member: map[*agentgraph.Invocation]bool{inv: true},
+	}
 }
 
 // rootAgent is the root agent of g as one logical agent. Its runs are, in start order:
