@@ -2,6 +2,7 @@ package agentgraph
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -188,20 +189,19 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 	if !ok || v.Type() != pcommon.ValueTypeStr || !strings.Contains(v.Str(), `"`+path[strings.LastIndex(path, ".")+1:]+`"`) {
 		return "", false
 	}
-	// Descend through the objects on the path keeping the other members undecoded (raw):
-	// the attribute may hold a whole model request, and only the value at the path is
-	// decoded. json.Unmarshal checks the whole input at every level, as decoding it all
-	// did, and the last of duplicate keys wins, as in a decoded map. (One difference: a
-	// number out of float64's range in another member no longer hides the value.)
-	raw := json.RawMessage(v.Str())
-	for _, seg := range strings.Split(path, ".") {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil || m == nil {
-			return "", false // not an object (null included)
-		}
+	// The whole attribute is checked once (json.Valid, as decoding it all did), then the
+	// objects on the path are scanned without decoding: the attribute may hold a whole
+	// model request, and only the value at the path is decoded. The last of duplicate keys
+	// wins, as in a decoded map. (One difference: a number out of float64's range in
+	// another member no longer hides the value.)
+	raw := []byte(v.Str())
+	if !json.Valid(raw) {
+		return "", false
+	}
+	for seg := range strings.SplitSeq(path, ".") {
 		var ok bool
-		if raw, ok = m[seg]; !ok {
-			return "", false
+		if raw, ok = memberOf(raw, seg); !ok {
+			return "", false // not an object (null included), or no such member
 		}
 	}
 	var cur any
@@ -213,4 +213,98 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 		return "", false
 	}
 	return t, true
+}
+
+// memberOf returns the raw value of the last member named key of the object raw holds
+// (leading white space allowed); raw must be valid JSON. ok is false when raw is not an
+// object or has no such member.
+func memberOf(raw []byte, key string) (val []byte, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] == '"' {
+		kEnd := skipString(raw, i)
+		k := raw[i+1 : kEnd-1]
+		i = skipSpace(raw, kEnd)
+		i = skipSpace(raw, i+1) // the ':'
+		vEnd := skipValue(raw, i)
+		if keyIs(k, key) {
+			val, ok = raw[i:vEnd], true
+		}
+		i = skipSpace(raw, vEnd)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return val, ok
+}
+
+// keyIs reports whether the raw (still quoted-content) object key k decodes to key.
+func keyIs(k []byte, key string) bool {
+	if !slices.Contains(k, '\\') {
+		return string(k) == key
+	}
+	var s string
+	q := make([]byte, 0, len(k)+2)
+	q = append(append(append(q, '"'), k...), '"')
+	return json.Unmarshal(q, &s) == nil && s == key
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] (a '"').
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// skipValue returns the index after the valid JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
 }
