@@ -53,26 +53,39 @@ func DefaultChains() Chains {
 // defaultChains is built once: Build fills empty chains from it on every trace, so it must
 // not allocate there. Never modified; DefaultChains hands out copies.
 var defaultChains = Chains{
-	AgentName: Chain{"gen_ai.agent.name", "agent.name", "graph.node.name", "graph.node.id",
+	AgentName: Chain{
+		"gen_ai.agent.name", "agent.name", "graph.node.name", "graph.node.id",
 		"gen_ai.agent.graph.node_name", "traceloop.entity.name", "agent_name",
-		"openai.agents.span_data.name", "ai.telemetry.functionId", "agent.id", "gen_ai.agent.id"},
-	ToolName: Chain{"gen_ai.tool.name", "tool.name", "ai.toolCall.name", "gen_ai.serialized.name",
-		"traceloop.entity.name", "openai.agents.span_data.name"},
-	ToolArgs: Chain{"gen_ai.tool.call.arguments", "input.value", "ai.toolCall.args",
+		"openai.agents.span_data.name", "ai.telemetry.functionId", "agent.id", "gen_ai.agent.id",
+	},
+	ToolName: Chain{
+		"gen_ai.tool.name", "tool.name", "ai.toolCall.name", "gen_ai.serialized.name",
+		"traceloop.entity.name", "openai.agents.span_data.name",
+	},
+	ToolArgs: Chain{
+		"gen_ai.tool.call.arguments", "input.value", "ai.toolCall.args",
 		"ai.toolCall.input", "gcp.vertex.agent.tool_call_args", "traceloop.entity.input",
 		"tool_arguments", "gen_ai.tool.input", "openai.agents.span_data.input",
-		"event:gen_ai.tool.message:content", "gen_ai.prompt", "langfuse.observation.input"},
-	ToolResult: Chain{"gen_ai.tool.call.result", "output.value", "ai.toolCall.result",
+		"event:gen_ai.tool.message:content", "gen_ai.prompt", "langfuse.observation.input",
+	},
+	ToolResult: Chain{
+		"gen_ai.tool.call.result", "output.value", "ai.toolCall.result",
 		"gcp.vertex.agent.tool_response", "traceloop.entity.output", "tool_response",
 		"gen_ai.tool.output", "openai.agents.span_data.output",
-		"event:gen_ai.choice:message", "gen_ai.completion", "langfuse.observation.output"},
-	InputTokens: Chain{"gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
+		"event:gen_ai.choice:message", "gen_ai.completion", "langfuse.observation.output",
+	},
+	InputTokens: Chain{
+		"gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
 		"llm.token_count.prompt", "ai.usage.inputTokens", "ai.usage.promptTokens",
-		"llm.usage.prompt_tokens", "langfuse.observation.usage_details#input"},
-	OutputTokens: Chain{"gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+		"llm.usage.prompt_tokens", "langfuse.observation.usage_details#input",
+	},
+	OutputTokens: Chain{
+		"gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
 		"llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens",
-		"llm.usage.completion_tokens", "langfuse.observation.usage_details#output"},
-	Input: Chain{"gen_ai.input.messages",
+		"llm.usage.completion_tokens", "langfuse.observation.usage_details#output",
+	},
+	Input: Chain{
+		"gen_ai.input.messages",
 		"event:gen_ai.client.inference.operation.details:gen_ai.input.messages",
 		"input.value", "gen_ai.prompt", "traceloop.entity.input", "gen_ai.agent.input",
 		"mastra.agent_run.input", "ai.prompt", "pydantic_ai.all_messages", "event:gen_ai.user.message:content",
@@ -80,8 +93,10 @@ var defaultChains = Chains{
 		"llm:gen_ai.input.messages", "llm:event:gen_ai.user.message:content",
 		"llm:gcp.vertex.agent.llm_request", "llm:input.value", "llm:llm.input_messages.*",
 		"llm:openai.agents.span_data.input", "llm:ai.prompt.messages", "llm:gen_ai.prompt", "llm:gen_ai.prompt.*",
-		"langfuse.observation.input"},
-	Output: Chain{"gen_ai.output.messages",
+		"langfuse.observation.input",
+	},
+	Output: Chain{
+		"gen_ai.output.messages",
 		"event:gen_ai.client.inference.operation.details:gen_ai.output.messages",
 		"output.value", "gen_ai.completion", "traceloop.entity.output",
 		"mastra.agent_run.output", "final_result", "ai.response.text", "ai.response.object",
@@ -89,43 +104,60 @@ var defaultChains = Chains{
 		"llm:gen_ai.output.messages", "llm:event:gen_ai.choice:message",
 		"llm:gcp.vertex.agent.llm_response", "llm:output.value", "llm:llm.output_messages.*",
 		"llm:openai.agents.span_data.output", "llm:ai.response.text", "llm:gen_ai.completion", "llm:gen_ai.completion.*",
-		"langfuse.observation.output"},
-	AllowedTools: Chain{"gen_ai.tool.definitions", "gen_ai.agent.tools",
+		"langfuse.observation.output",
+	},
+	AllowedTools: Chain{
+		"gen_ai.tool.definitions", "gen_ai.agent.tools",
 		"openai.agents.span_data.tools", "agent.tools",
 		"llm:gen_ai.tool.definitions", "llm:ai.prompt.tools", "llm:gcp.vertex.agent.llm_request#config.tools",
-		"llm:llm.tools.*"},
-	HandoffFrom: Chain{"handoff.source", "gen_ai.handoff.from_agent",
+		"llm:llm.tools.*",
+	},
+	HandoffFrom: Chain{
+		"handoff.source", "gen_ai.handoff.from_agent",
 		"openai.agents.span_data.from_agent", "autogen.handoff.source",
-		"langgraph.command.source_node", "gen_ai.agent.handoff.source.name", "from_agent"},
-	HandoffTo: Chain{"handoff.target", "gen_ai.handoff.to_agent",
+		"langgraph.command.source_node", "gen_ai.agent.handoff.source.name", "from_agent",
+	},
+	HandoffTo: Chain{
+		"handoff.target", "gen_ai.handoff.to_agent",
 		"openai.agents.span_data.to_agent", "autogen.handoff.target",
-		"langgraph.command.goto_node", "gen_ai.agent.handoff.target.name", "to_agent"},
+		"langgraph.command.goto_node", "gen_ai.agent.handoff.target.name", "to_agent",
+	},
 	HandoffReason: Chain{"handoff.reason", "gen_ai.handoff.reason", "autogen.handoff.content"},
 	ErrorType:     Chain{"error.type", "event:exception:exception.type"},
 	// A reported cost: the draft GenAI / Langfuse key, OpenInference, Pydantic AI (Logfire),
 	// Langfuse's own cost details.
-	Cost: Chain{"gen_ai.usage.cost", "llm.cost.total", "operation.cost",
-		"langfuse.observation.cost_details#total"},
+	Cost: Chain{
+		"gen_ai.usage.cost", "llm.cost.total", "operation.cost",
+		"langfuse.observation.cost_details#total",
+	},
 	ResponseModel: Chain{"gen_ai.response.model", "ai.response.model"},
 	RequestModel:  Chain{"gen_ai.request.model", "llm.model_name", "ai.model.id", "model_name"},
-	Provider: Chain{"gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
-		"ai.model.provider"},
-	CacheReadTokens: Chain{"gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-		"llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens"},
-	CacheWriteTokens: Chain{"gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
-		"llm.token_count.prompt_details.cache_write"},
+	Provider: Chain{
+		"gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
+		"ai.model.provider",
+	},
+	CacheReadTokens: Chain{
+		"gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+		"llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens",
+	},
+	CacheWriteTokens: Chain{
+		"gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens",
+		"llm.token_count.prompt_details.cache_write",
+	},
 }
 
 // clone copies every chain, so the copy can be changed freely.
 func (c Chains) clone() Chains {
 	cp := func(ch Chain) Chain { return append(Chain(nil), ch...) }
-	return Chains{Role: cp(c.Role), AgentName: cp(c.AgentName), ToolName: cp(c.ToolName),
+	return Chains{
+		Role: cp(c.Role), AgentName: cp(c.AgentName), ToolName: cp(c.ToolName),
 		ToolArgs: cp(c.ToolArgs), ToolResult: cp(c.ToolResult), InputTokens: cp(c.InputTokens),
 		OutputTokens: cp(c.OutputTokens), Input: cp(c.Input), Output: cp(c.Output),
 		AllowedTools: cp(c.AllowedTools), HandoffFrom: cp(c.HandoffFrom), HandoffTo: cp(c.HandoffTo),
 		HandoffReason: cp(c.HandoffReason), ErrorType: cp(c.ErrorType), Cost: cp(c.Cost),
 		ResponseModel: cp(c.ResponseModel), RequestModel: cp(c.RequestModel), Provider: cp(c.Provider),
-		CacheReadTokens: cp(c.CacheReadTokens), CacheWriteTokens: cp(c.CacheWriteTokens)}
+		CacheReadTokens: cp(c.CacheReadTokens), CacheWriteTokens: cp(c.CacheWriteTokens),
+	}
 }
 
 // withDefaults fills every empty chain from DefaultChains, so a config that overrides one

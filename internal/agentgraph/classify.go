@@ -43,15 +43,23 @@ var typeKeys = []struct {
 	key   string
 	roles map[string]Role
 }{
-	{"traceloop.span.kind", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "workflow": RoleWorkflow,
-		"task": RoleOther, "handoff": RoleHandoff}},
-	{"mastra.span.type", map[string]Role{"agent_run": RoleAgent, "tool_call": RoleTool, "mcp_tool_call": RoleTool,
-		"model_generation": RoleLLM, "model_step": RoleOther, "model_chunk": RoleOther, "workflow_run": RoleWorkflow}},
+	{"traceloop.span.kind", map[string]Role{
+		"agent": RoleAgent, "tool": RoleTool, "workflow": RoleWorkflow,
+		"task": RoleOther, "handoff": RoleHandoff,
+	}},
+	{"mastra.span.type", map[string]Role{
+		"agent_run": RoleAgent, "tool_call": RoleTool, "mcp_tool_call": RoleTool,
+		"model_generation": RoleLLM, "model_step": RoleOther, "model_chunk": RoleOther, "workflow_run": RoleWorkflow,
+	}},
 	// OpenAI Agents SDK span types, as bridged to OTel (openai.agents.span.type = span_data.type).
-	{"openai.agents.span.type", map[string]Role{"agent": RoleAgent, "function": RoleTool, "generation": RoleLLM,
-		"response": RoleLLM, "handoff": RoleHandoff, "guardrail": RoleOther, "custom": RoleOther}},
-	{"ag2.span.type", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "llm": RoleLLM, "handoff": RoleHandoff,
-		"conversation": RoleWorkflow}},
+	{"openai.agents.span.type", map[string]Role{
+		"agent": RoleAgent, "function": RoleTool, "generation": RoleLLM,
+		"response": RoleLLM, "handoff": RoleHandoff, "guardrail": RoleOther, "custom": RoleOther,
+	}},
+	{"ag2.span.type", map[string]Role{
+		"agent": RoleAgent, "tool": RoleTool, "llm": RoleLLM, "handoff": RoleHandoff,
+		"conversation": RoleWorkflow,
+	}},
 	{"autogen.span_kind", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "llm": RoleLLM, "handoff": RoleHandoff}},
 	{"langsmith.span.kind", map[string]Role{"llm": RoleLLM, "tool": RoleTool, "chain": RoleOther}},
 	{"langfuse.observation.type", map[string]Role{"agent": RoleAgent, "tool": RoleTool, "generation": RoleLLM}},
@@ -63,12 +71,14 @@ var oiHandoff = regexp.MustCompile(`^handoff to (.+)$`)
 // roleKeys are every attribute key the role rules read. classifyRole reads a span's
 // attributes once into a roleAttrs instead of scanning them once per key.
 var roleKeys = func() map[string]int {
-	keys := []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target",
+	keys := []string{
+		"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target",
 		"langgraph.command.goto_node", "gen_ai.transfer.target.name", "gen_ai.agent.handoff.target.name",
 		"gen_ai.operation.name",
 		"openinference.span.kind", "gen_ai.span.kind", "fi.span.kind", "agent_name",
 		"gen_ai.tool.name", "gen_ai.tool.call.id", "tool.name", "ai.toolCall.name",
-		"gen_ai.request.model", "gen_ai.response.model", "llm.model_name"}
+		"gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
+	}
 	for _, t := range typeKeys {
 		keys = append(keys, t.key)
 	}

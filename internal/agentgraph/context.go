@@ -60,13 +60,28 @@ type chainField struct {
 
 // fields lists every chain of c with its config key, in a fixed order.
 func (c Chains) fields() [20]chainField {
-	return [20]chainField{{"role", c.Role}, {"agent_name", c.AgentName}, {"tool_name", c.ToolName},
-		{"tool_args", c.ToolArgs}, {"tool_result", c.ToolResult}, {"input_tokens", c.InputTokens},
-		{"output_tokens", c.OutputTokens}, {"input", c.Input}, {"output", c.Output},
-		{"allowed_tools", c.AllowedTools}, {"handoff_source", c.HandoffFrom}, {"handoff_target", c.HandoffTo},
-		{"handoff_reason", c.HandoffReason}, {"error_type", c.ErrorType}, {"cost", c.Cost},
-		{"response_model", c.ResponseModel}, {"request_model", c.RequestModel}, {"provider", c.Provider},
-		{"cache_read_tokens", c.CacheReadTokens}, {"cache_write_tokens", c.CacheWriteTokens}}
+	return [20]chainField{
+		{"role", c.Role},
+		{"agent_name", c.AgentName},
+		{"tool_name", c.ToolName},
+		{"tool_args", c.ToolArgs},
+		{"tool_result", c.ToolResult},
+		{"input_tokens", c.InputTokens},
+		{"output_tokens", c.OutputTokens},
+		{"input", c.Input},
+		{"output", c.Output},
+		{"allowed_tools", c.AllowedTools},
+		{"handoff_source", c.HandoffFrom},
+		{"handoff_target", c.HandoffTo},
+		{"handoff_reason", c.HandoffReason},
+		{"error_type", c.ErrorType},
+		{"cost", c.Cost},
+		{"response_model", c.ResponseModel},
+		{"request_model", c.RequestModel},
+		{"provider", c.Provider},
+		{"cache_read_tokens", c.CacheReadTokens},
+		{"cache_write_tokens", c.CacheWriteTokens},
+	}
 }
 
 // DifferingChains returns the config keys of the chains that a and b set differently (an

@@ -48,8 +48,10 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 			}
 			g.work++
 			if sender := latestBefore(candidates, inv.Span); sender != nil && sender != inv {
-				g.addEdge(&Edge{From: sender, To: inv, Detection: DetectParentPointer,
-					Reason: Value{Source: SourceNone}})
+				g.addEdge(&Edge{
+					From: sender, To: inv, Detection: DetectParentPointer,
+					Reason: Value{Source: SourceNone},
+				})
 			}
 			break
 		}
@@ -63,8 +65,10 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 			}
 			g.work++
 			if sender := latestBefore(byName[name], inv.Span); sender != nil && sender != inv {
-				g.addEdge(&Edge{From: sender, To: inv, Detection: DetectParentPointer,
-					Reason: Value{Source: SourceNone}, Mode: attrStr(inv.Span.Pdata, "gen_ai.transfer.mode")})
+				g.addEdge(&Edge{
+					From: sender, To: inv, Detection: DetectParentPointer,
+					Reason: Value{Source: SourceNone}, Mode: attrStr(inv.Span.Pdata, "gen_ai.transfer.mode"),
+				})
 				break
 			}
 		}
@@ -238,8 +242,10 @@ func (g *Graph) detectEdges(chains Chains) {
 					unresolved = true
 					continue
 				}
-				e := &Edge{From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Call: tc, Reason: tc.Args,
-					Mode: attrStr(tc.Span.Pdata, "gen_ai.transfer.mode")}
+				e := &Edge{
+					From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Call: tc, Reason: tc.Args,
+					Mode: attrStr(tc.Span.Pdata, "gen_ai.transfer.mode"),
+				}
 				if c, ok := tc.Params()["context"]; ok && c != nil {
 					if t := jsonText(c); !absent(t) {
 						e.Context = Value{Text: t, Source: tc.Args.Source + ".context"}

@@ -149,8 +149,10 @@ func TestExpectedEdges(t *testing.T) {
 		"scenario-adk-refund-transfer": {"triage -> refund_specialist (transfer_tool)"},
 		"scenario-langgraph-command":   {"triage -> weather_specialist (transfer_tool)"},
 		// A writer-critic ping-pong: each node run hands to the next with a transfer_to_* call.
-		"scenario-langgraph-pingpong": {"writer -> critic (transfer_tool)", "critic -> writer (transfer_tool)", "writer -> critic (transfer_tool)",
-			"critic -> writer (transfer_tool)", "writer -> critic (transfer_tool)"},
+		"scenario-langgraph-pingpong": {
+			"writer -> critic (transfer_tool)", "critic -> writer (transfer_tool)", "writer -> critic (transfer_tool)",
+			"critic -> writer (transfer_tool)", "writer -> critic (transfer_tool)",
+		},
 		// Three agents as tools issued in one model response.
 		"scenario-mastra-fanout": {"trip_planner -> weather_agent (agent_as_tool)", "trip_planner -> hotel_agent (agent_as_tool)", "trip_planner -> flight_agent (agent_as_tool)"},
 		// The specialist hands the failed job back to triage (a second triage run).

@@ -77,8 +77,10 @@ func TestJSONPathDecodesOnlyThePath(t *testing.T) {
 			}
 		}
 	}
-	for _, val := range []string{`{"config": {"tools": []}}`, `{"config": null}`, `{"config": {"tools": [1]}, "config": {"x": 1}}`,
-		`{"config": {"tools": "t"}} trailing`, `{"config": [{"tools": 1}]}`, `{"config": {"tools": {"a": "<b>"}}}`, `{"config": {"tools": `} {
+	for _, val := range []string{
+		`{"config": {"tools": []}}`, `{"config": null}`, `{"config": {"tools": [1]}, "config": {"x": 1}}`,
+		`{"config": {"tools": "t"}} trailing`, `{"config": [{"tools": 1}]}`, `{"config": {"tools": {"a": "<b>"}}}`, `{"config": {"tools": `,
+	} {
 		add(val)
 	}
 	for _, c := range cases {

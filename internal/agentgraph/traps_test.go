@@ -56,8 +56,10 @@ func TestTraps(t *testing.T) {
 		{
 			name: "tokens repeated on the agent span count once, from the LLM spans",
 			spans: []spanSpec{
-				{id: 1, name: "invoke_agent a", attrs: map[string]any{"gen_ai.operation.name": "invoke_agent",
-					"gen_ai.agent.name": "a", "gen_ai.usage.input_tokens": int64(30), "gen_ai.usage.output_tokens": int64(3)}},
+				{id: 1, name: "invoke_agent a", attrs: map[string]any{
+					"gen_ai.operation.name": "invoke_agent",
+					"gen_ai.agent.name":     "a", "gen_ai.usage.input_tokens": int64(30), "gen_ai.usage.output_tokens": int64(3),
+				}},
 				{id: 2, parent: 1, name: "chat", start: 1, attrs: chat(10, 1)},
 				{id: 3, parent: 1, name: "chat", start: 2, attrs: chat(20, 2)},
 			},
@@ -81,8 +83,10 @@ func TestTraps(t *testing.T) {
 		{
 			name: "an agent without LLM spans keeps its own tokens",
 			spans: []spanSpec{
-				{id: 1, name: "invoke_agent a", attrs: map[string]any{"gen_ai.operation.name": "invoke_agent",
-					"gen_ai.agent.name": "a", "gen_ai.usage.prompt_tokens": "52", "gen_ai.usage.completion_tokens": "7"}},
+				{id: 1, name: "invoke_agent a", attrs: map[string]any{
+					"gen_ai.operation.name": "invoke_agent",
+					"gen_ai.agent.name":     "a", "gen_ai.usage.prompt_tokens": "52", "gen_ai.usage.completion_tokens": "7",
+				}},
 			},
 			check: func(t *testing.T, g *Graph) { require.Equal(t, int64(59), g.Invocations[0].Self.TotalTokens) },
 		},
@@ -126,8 +130,10 @@ func TestTraps(t *testing.T) {
 			spans: []spanSpec{
 				{id: 1, name: "Crew.kickoff", attrs: map[string]any{"openinference.span.kind": "CHAIN"}},
 				{id: 2, parent: 1, name: "Researcher", start: 1, attrs: map[string]any{"openinference.span.kind": "AGENT", "graph.node.id": "Researcher"}},
-				{id: 3, parent: 2, name: "Werk delegeren aan collega", start: 2, attrs: map[string]any{"openinference.span.kind": "TOOL",
-					"tool.name": "Werk delegeren aan collega", "input.value": `{"task":"write it","context":"notes","coworker":"Writer"}`}},
+				{id: 3, parent: 2, name: "Werk delegeren aan collega", start: 2, attrs: map[string]any{
+					"openinference.span.kind": "TOOL",
+					"tool.name":               "Werk delegeren aan collega", "input.value": `{"task":"write it","context":"notes","coworker":"Writer"}`,
+				}},
 				{id: 4, parent: 1, name: "Writer", start: 3, attrs: map[string]any{"openinference.span.kind": "AGENT", "graph.node.id": "Writer", "graph.node.parent_id": "Researcher"}},
 			},
 			check: func(t *testing.T, g *Graph) {
@@ -155,8 +161,10 @@ func TestTraps(t *testing.T) {
 			spans: []spanSpec{
 				{id: 1, name: "root"},
 				{id: 2, parent: 1, name: "invoke_agent a", start: 1, attrs: agent("a")},
-				{id: 3, parent: 2, name: "a → b.handoff", start: 2, attrs: map[string]any{"traceloop.span.kind": "handoff",
-					"gen_ai.handoff.from_agent": "a", "gen_ai.handoff.to_agent": "b"}},
+				{id: 3, parent: 2, name: "a → b.handoff", start: 2, attrs: map[string]any{
+					"traceloop.span.kind":       "handoff",
+					"gen_ai.handoff.from_agent": "a", "gen_ai.handoff.to_agent": "b",
+				}},
 				{id: 4, parent: 1, name: "invoke_agent b", start: 3, attrs: agent("b")},
 			},
 			check: func(t *testing.T, g *Graph) {
@@ -221,7 +229,8 @@ func TestTraps(t *testing.T) {
 // TestChainOverride: a configured chain replaces the default for its field only.
 func TestChainOverride(t *testing.T) {
 	spans := handMade(spanSpec{id: 1, name: "invoke_agent a", attrs: map[string]any{
-		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a", "my.app.input": "do X", "input.value": "ignored"}})
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a", "my.app.input": "do X", "input.value": "ignored",
+	}})
 	g := Build(pcommon.TraceID{1}, spans, Options{Chains: Chains{Input: Chain{"my.app.input"}}})
 	require.Equal(t, Value{Text: "do X", Source: "my.app.input"}, g.Invocations[0].Input)
 	require.Equal(t, "gen_ai.agent.name", g.Invocations[0].Span.Name.Source, "other chains keep their defaults")
