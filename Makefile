@@ -50,7 +50,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 # The distribution's version (ocb manifest: dist.version): the image tag.
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test bench loadtest scaling performance generate fmt vet validate tidy clean e2e-clients prices promtool report-assets chromium \
+.PHONY: all install-tools build run test bench loadtest scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
@@ -130,7 +130,7 @@ run: $(BINARY) $(REPLAY)
 ## test: goreleaser check, unit and end-to-end tests (e2e tests use _build/otelcol-handoff and
 ## e2e/clients; the alert-rule tests use promtool, the HTML report's test headless Chromium, the
 ## GitHub Action's script jq; the image test buildah or podman where one is installed)
-test: e2e-clients build promtool chromium jq goreleaser-check
+test: fmt-check e2e-clients build promtool chromium jq goreleaser-check
 	$(GO) test -race -count=1 ./...
 
 ## goreleaser-check: validate .goreleaser.yaml with the pinned goreleaser
@@ -232,6 +232,12 @@ performance: $(BINARY)
 generate: $(MDATAGEN)
 	for c in $(COMPONENTS); do (cd $$c && $(CURDIR)/$(MDATAGEN) metadata.yaml); done
 	$(MAKE) fmt
+
+## fmt-check: fail, naming the files, when `make fmt` would change any (part of `make test`)
+fmt-check: $(GOIMPORTS) $(GOFUMPT)
+	@bad=$$( { gofmt -s -l $(GO_FILES); $(GOIMPORTS) -l -local github.com/otelcol-handoff/otelcol-handoff $(GO_FILES); \
+		$(GOFUMPT) -l $(GO_FILES); } | sed "s|^\./||" | sort -u ); \
+	if [ -n "$$bad" ]; then echo "make fmt would change:"; echo "$$bad"; exit 1; fi
 
 ## fmt: gofmt, goimports and gofumpt on every Go file
 fmt: $(GOIMPORTS) $(GOFUMPT)
