@@ -107,7 +107,7 @@ func TestFaultDownstreamFailing(t *testing.T) {
 	defer srv.Close()
 	f := startFaultCollector(t, func(p *faultParams) { p.FailURL = srv.URL + "/v1/traces" })
 
-	rng := newRNG()
+	rng := newRNG(t)
 	adk, strands := loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json")
 	traces := makeScaleTraces(t, rng, adk, strands, 4)
 	want := map[string]map[[2]string]wantResult{}
@@ -179,7 +179,7 @@ func TestFaultDownstreamFailing(t *testing.T) {
 func TestFaultShutdownUnderLoad(t *testing.T) {
 	// Traces are never due while the test runs: only the shutdown flush releases them.
 	f := startFaultCollector(t, func(p *faultParams) { p.QuietPeriod, p.MaxWait = "60s", "90s" })
-	rng := newRNG()
+	rng := newRNG(t)
 	adk, strands := loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json")
 	pool := makeScaleTraces(t, rng, adk, strands, 800)
 	ids := make([]string, 0, len(pool))
@@ -352,7 +352,7 @@ func TestFaultMalformedOTLP(t *testing.T) {
 	f.requireHealthy(t)
 
 	// The collector still serves: a real trace goes through and is judged.
-	st := makeScaleTraces(t, newRNG(), loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), 1)
+	st := makeScaleTraces(t, newRNG(t), loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), 1)
 	for id, tr := range st {
 		postTraces(t, f.tracesURL, tr.c.td)
 		checkResults(t, f.col.waitForResults(t, f.reportPath, map[string]int{id: 6}), map[string]map[[2]string]wantResult{id: tr.want})
@@ -413,7 +413,7 @@ func truncatedRequest(t *testing.T) []byte {
 
 func TestFaultParentCycleAndDuplicates(t *testing.T) {
 	f := startFaultCollector(t, func(p *faultParams) { p.MaxWait = "2s" })
-	rng := newRNG()
+	rng := newRNG(t)
 	tr := firstTrace(makeScaleTraces(t, rng, loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), 1))
 	traceID := traceIDOf(t, tr.c.traceID)
 
@@ -570,7 +570,7 @@ func TestFaultHugeTrace(t *testing.T) {
 		maxSpan = 10_000
 	)
 	f := startFaultCollector(t, func(p *faultParams) { p.MaxSpans = maxSpan })
-	rng := newRNG()
+	rng := newRNG(t)
 	traceID := randomTraceID(rng)
 	ids := make([]pcommon.SpanID, total)
 	for i := range ids {
@@ -699,7 +699,7 @@ func countSpanIDs(t *testing.T, path string) (map[pcommon.SpanID]int, int) {
 
 func TestFaultHugeAttribute(t *testing.T) {
 	f := startFaultCollector(t, nil)
-	tr := firstTrace(makeScaleTraces(t, newRNG(), loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), 1))
+	tr := firstTrace(makeScaleTraces(t, newRNG(t), loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), 1))
 	// 1 MB on the specialist's agent span, in the first key of the input chain: it becomes
 	// the HANDOFF span's scope_prompt, capped by content.max_bytes (4096).
 	big := strings.Repeat("weather in Paris? ", (1<<20)/18+1)[:1<<20]
@@ -743,7 +743,7 @@ func TestFaultHugeAttribute(t *testing.T) {
 
 func TestFaultInvalidUTF8(t *testing.T) {
 	f := startFaultCollector(t, nil)
-	rng := newRNG()
+	rng := newRNG(t)
 	adk, strands := loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json")
 	bad := "caf\xe9 \xff\xfe r\xc3sum\xc3" // Latin-1 bytes and broken sequences
 	if utf8.ValidString(bad) {

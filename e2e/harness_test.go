@@ -1418,8 +1418,12 @@ const (
 
 // ---- ids and seeded random numbers ----
 
-func newRNG() *rand.Rand {
-	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
+// newRNG is the test's random source, seeded by its name: the ids and shapes it draws are
+// the same on every run, so a failure replays.
+func newRNG(t *testing.T) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(t.Name()))
+	return rand.New(rand.NewPCG(h.Sum64(), 11))
 }
 
 func traceIDOf(t *testing.T, s string) pcommon.TraceID {

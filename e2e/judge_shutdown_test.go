@@ -86,7 +86,7 @@ func TestJudgeShutdownUnderLoad(t *testing.T) {
 	peakRSS := watchPeakRSS(in.col)
 
 	base := loadCapture(t, "strands-agent-tool.json")
-	rng := newRNG()
+	rng := newRNG(t)
 	const n = 300
 	traces := make([]capture, n)
 	spansIn := 0
@@ -178,7 +178,7 @@ func TestJudgeReportDiskFull(t *testing.T) {
 	in, p := startJudgeCollector(t, func(p *judgeShutdownParams) { p.ReportPath = "/dev/full" })
 	tracesURL := fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTPPort)
 	base := loadCapture(t, "strands-agent-tool.json")
-	rng := newRNG()
+	rng := newRNG(t)
 	want := map[string]int{}
 	for range 20 {
 		c := cloneCapture(t, base, rng)

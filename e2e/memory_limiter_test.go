@@ -46,7 +46,7 @@ func TestMemoryLimiterHoldsUnderOverloadAndLosesNothingAcknowledged(t *testing.T
 		t.Fatal(err)
 	}
 	// One request per trace, with fresh ids; every span sent is remembered.
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
+	rng := newRNG(t)
 	sent := map[spanKey]bool{}
 	bodies := make([][]byte, len(w.Templates))
 	spansIn := make([]int, len(w.Templates))

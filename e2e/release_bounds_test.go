@@ -10,7 +10,6 @@ package e2e
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +83,7 @@ type releaseLoad struct {
 
 func makeReleaseLoad(t *testing.T, n int) releaseLoad {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
+	rng := newRNG(t)
 	traces := makeScaleTraces(t, rng, loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), n)
 	load := releaseLoad{ids: map[pcommon.SpanID]bool{}, roots: ptrace.NewTraces()}
 	var sizer ptrace.ProtoMarshaler

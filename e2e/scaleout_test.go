@@ -71,7 +71,7 @@ func TestScaleOutTwoTier(t *testing.T) {
 	bin := collectorBinary(t)
 	adk := loadCapture(t, "google-adk-ok.json")
 	strands := loadCapture(t, "strands-ok.json")
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	rng := newRNG(t)
 
 	dir := t.TempDir()
 	ports := freePorts(t, 10)

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -177,7 +178,12 @@ func (p *Policy) Enabled(d Detector) bool {
 // Redact returns s with every detector match and user-pattern match masked. Overlapping
 // matches are merged into one mask (a user pattern's [REDACTED] wins over a typed one). s
 // is returned as is, without allocating, when nothing matches.
-func (p *Policy) Redact(s string) string {
+func (p *Policy) Redact(s string) string { return p.RedactKeeping(s, nil) }
+
+// RedactKeeping is Redact that leaves a match standing when it is exactly one of keep: the
+// ids of the spans a verdict names are not secrets, even when a span id's 16 hex digits
+// happen to be decimal and pass the Luhn check.
+func (p *Policy) RedactKeeping(s string, keep []string) string {
 	if p == nil {
 		p = defaultPolicy
 	}
@@ -194,6 +200,9 @@ func (p *Policy) Redact(s string) string {
 				spans = append(spans, span{start: m[0], end: m[1], mask: Mask})
 			}
 		}
+	}
+	if len(keep) > 0 {
+		spans = slices.DeleteFunc(spans, func(m span) bool { return slices.Contains(keep, s[m.start:m.end]) })
 	}
 	if len(spans) == 0 {
 		return s

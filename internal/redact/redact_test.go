@@ -135,3 +135,12 @@ func TestSecretsScrub(t *testing.T) {
 	require.True(t, NewSecrets(" ").Empty())
 	require.True(t, NewSecrets("abc").Empty(), "too short to be told from ordinary text")
 }
+
+func TestRedactKeeping(t *testing.T) {
+	const s = "span 3552568167993130 paid 4111111111111111"
+	require.Equal(t, "span [REDACTED:card] paid [REDACTED:card]", Default().Redact(s))
+	require.Equal(t, "span 3552568167993130 paid [REDACTED:card]", Default().RedactKeeping(s, []string{"3552568167993130"}))
+	p, err := Config{Patterns: []string{`span \d+`}}.Compile()
+	require.NoError(t, err)
+	require.Equal(t, "[REDACTED] paid [REDACTED:card]", p.RedactKeeping(s, []string{"3552568167993130"}), "a match wider than the kept id is masked")
+}

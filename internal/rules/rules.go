@@ -208,6 +208,7 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 func (e *Evaluator) split(tc *traceCache, out *check.Out) Evaluation {
 	ev := Evaluation{TimedOut: tc.Ctx.Err() != nil}
 	check.StampClusters(out.Results)
+	check.NameQuotedSpans(out.Results, tc.G)
 	if len(out.Pending) == 0 {
 		ev.Now = out.Results
 		return ev
