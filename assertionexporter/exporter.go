@@ -212,7 +212,9 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 	var jobs []*gradingJob
 	var out []TraceVerdict
 	starts := map[string]time.Time{} // the JSON lines' timestamps
-	scans := agentgraph.ScanBatch(td)
+	// What the processor's hand-off says of each trace, or (spans it does not account for)
+	// what the markers on the spans say.
+	scans := agentgraph.BatchTraces(ctx, td)
 	ids := make([]pcommon.TraceID, 0, len(scans))
 	for id := range scans {
 		ids = append(ids, id)
