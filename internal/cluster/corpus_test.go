@@ -1,8 +1,9 @@
 package cluster_test
 
 import (
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,14 +32,8 @@ func failingCases(g *agentgraph.Graph) []any {
 		}
 	}
 	names := func(m map[string]bool) []string {
-		out := make([]string, 0, len(m))
-		for n := range m {
-			if n != "" {
-				out = append(out, n)
-			}
-		}
-		sort.Strings(out)
-		return out
+		delete(m, "")
+		return slices.Sorted(maps.Keys(m))
 	}
 	steps := []any{map[string]any{"action": "ASSERT_AGENT_TOPOLOGY", "maxDepth": 0}}
 	for _, a := range names(agents) {

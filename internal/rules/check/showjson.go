@@ -1,10 +1,10 @@
 package check
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
@@ -81,11 +81,8 @@ func (e *jsonShower) value(v any) {
 		}
 		e.buf = append(e.buf, '[')
 		for i, x := range v {
-			if e.full() {
+			if !e.next(i) {
 				return
-			}
-			if i > 0 {
-				e.buf = append(e.buf, ',')
 			}
 			e.value(x)
 		}
@@ -95,18 +92,10 @@ func (e *jsonShower) value(v any) {
 			e.buf = append(e.buf, "null"...)
 			return
 		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, strings.Compare)
 		e.buf = append(e.buf, '{')
-		for i, k := range keys {
-			if e.full() {
+		for i, k := range slices.Sorted(maps.Keys(v)) { // encoding/json sorts map keys
+			if !e.next(i) {
 				return
-			}
-			if i > 0 {
-				e.buf = append(e.buf, ',')
 			}
 			e.str(k)
 			e.buf = append(e.buf, ':')
@@ -114,6 +103,18 @@ func (e *jsonShower) value(v any) {
 		}
 		e.buf = append(e.buf, '}')
 	}
+}
+
+// next starts the i-th element of an array or member of an object (false: the buffer is
+// full, stop).
+func (e *jsonShower) next(i int) bool {
+	if e.full() {
+		return false
+	}
+	if i > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	return true
 }
 
 // float writes f as encoding/json's floatEncoder does (64 bits).
