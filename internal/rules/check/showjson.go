@@ -1,7 +1,6 @@
 package check
 
 import (
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -75,11 +74,9 @@ func (e *jsonShower) value(v any) {
 	case string:
 		e.str(v)
 	case []any:
-		if v == nil {
-			e.buf = append(e.buf, "null"...)
+		if e.begin(v == nil, '[') {
 			return
 		}
-		e.buf = append(e.buf, '[')
 		for i, x := range v {
 			if !e.next(i) {
 				return
@@ -88,12 +85,15 @@ func (e *jsonShower) value(v any) {
 		}
 		e.buf = append(e.buf, ']')
 	case map[string]any:
-		if v == nil {
-			e.buf = append(e.buf, "null"...)
+		if e.begin(v == nil, '{') {
 			return
 		}
-		e.buf = append(e.buf, '{')
-		for i, k := range slices.Sorted(maps.Keys(v)) { // encoding/json sorts map keys
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // as encoding/json sorts map keys
+		for i, k := range keys {
 			if !e.next(i) {
 				return
 			}
@@ -103,6 +103,16 @@ func (e *jsonShower) value(v any) {
 		}
 		e.buf = append(e.buf, '}')
 	}
+}
+
+// begin writes null for a nil array or object (true: done), else its opening bracket.
+func (e *jsonShower) begin(isNil bool, open byte) bool {
+	if isNil {
+		e.buf = append(e.buf, "null"...)
+	} else {
+		e.buf = append(e.buf, open)
+	}
+	return isNil
 }
 
 // next starts the i-th element of an array or member of an object (false: the buffer is
