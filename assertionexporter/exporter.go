@@ -208,16 +208,24 @@ type TraceVerdict struct {
 // evaluateBatch evaluates, records and returns every trace of td (in trace-id order).
 // beforeQueue (may be nil) is handed the verdicts before any grading is queued.
 func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces, beforeQueue func([]TraceVerdict)) []TraceVerdict {
+	// all collects the results for the JSON lines and onResults, when either is set; starts
+	// are the JSON lines' timestamps.
 	var all []rules.Result
+	var starts map[string]time.Time
+	if e.jsonl != nil {
+		starts = map[string]time.Time{}
+	}
+	keepAll := e.jsonl != nil || e.onResults != nil
 	var jobs []*gradingJob
-	var out []TraceVerdict
-	starts := map[string]time.Time{} // the JSON lines' timestamps
-	scans := agentgraph.ScanBatch(td)
+	// What the processor's hand-off says of each trace, or (spans it does not account for)
+	// what the markers on the spans say.
+	scans := agentgraph.BatchTraces(ctx, td)
 	ids := make([]pcommon.TraceID, 0, len(scans))
 	for id := range scans {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
+	out := make([]TraceVerdict, 0, len(ids))
 	var byTrace map[pcommon.TraceID][]*agentgraph.Span // wrapped only if a graph must be built
 	for _, id := range ids {
 		sc := scans[id]
@@ -259,8 +267,10 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 		}
 		tv.Results = ev.Now
 		out = append(out, tv)
-		all = append(all, ev.Now...)
-		if e.jsonl != nil {
+		if keepAll {
+			all = append(all, ev.Now...)
+		}
+		if starts != nil {
 			starts[id.String()] = report.TraceStart(g)
 		}
 	}

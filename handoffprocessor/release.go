@@ -73,7 +73,7 @@ func (p *handoffProcessor) finishOne(r release, g *agentgraph.Graph, built time.
 		spans:  t.spans + added,
 		bytes:  sizer.TracesSize(t.data),
 		trace:  t,
-		shared: agentgraph.Shared{Graph: g, Spans: t.spans + added},
+		shared: agentgraph.Shared{Graph: g, Spans: t.spans + added, Incomplete: !complete},
 		stats: releaseStats{
 			trigger:     r.trigger,
 			spans:       t.spans,

@@ -111,7 +111,7 @@ func mergeNames(list []string, add map[string]bool) []string {
 func (x *traceIndex) observe(next consumer.Traces) (consumer.Traces, error) {
 	return consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
 		var byTrace map[pcommon.TraceID][]*agentgraph.Span
-		for id, sc := range agentgraph.ScanBatch(td) {
+		for id, sc := range agentgraph.BatchTraces(ctx, td) {
 			if id.IsEmpty() || sc.Kept == 0 {
 				continue
 			}

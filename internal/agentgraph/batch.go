@@ -1,6 +1,8 @@
 package agentgraph
 
 import (
+	"context"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -14,6 +16,40 @@ import (
 type BatchTrace struct {
 	Kept, Late int
 	Complete   bool
+}
+
+// BatchTraces is what ScanBatch learns of td, read from the handoff processor's hand-off
+// in ctx (ContextWithGraphs) when its entries account for every span of td: each entry's
+// spans are all kept, none late, and the trace complete unless the processor marked it
+// incomplete. Otherwise (no hand-off: replayed files, a processor in between that drops the
+// context; or spans no entry accounts for: late spans, spans without a trace id, spans a
+// processor in between dropped) it scans td as ScanBatch does.
+func BatchTraces(ctx context.Context, td ptrace.Traces) map[pcommon.TraceID]*BatchTrace {
+	if s := sharedIn(ctx); s != nil {
+		if out := s.batch(td.SpanCount()); out != nil {
+			return out
+		}
+	}
+	return ScanBatch(td)
+}
+
+// batch returns the hand-off's entries as BatchTraces, or nil when they do not hold
+// exactly spans spans.
+func (s *sharedGraphs) batch(spans int) map[pcommon.TraceID]*BatchTrace {
+	n := 0
+	for _, sh := range s.graphs {
+		n += sh.Spans
+	}
+	if n != spans || n == 0 {
+		return nil
+	}
+	out := make(map[pcommon.TraceID]*BatchTrace, len(s.graphs))
+	traces := make([]BatchTrace, 0, len(s.graphs))
+	for id, sh := range s.graphs {
+		traces = append(traces, BatchTrace{Kept: sh.Spans, Complete: !sh.Incomplete})
+		out[id] = &traces[len(traces)-1]
+	}
+	return out
 }
 
 // ScanBatch reads the processor's markers of every span of td, by trace id.

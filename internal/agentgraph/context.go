@@ -97,11 +97,18 @@ func DifferingChains(a, b Chains) []string {
 	return out
 }
 
-// Shared is a graph as passed downstream.
+// Shared is a graph as passed downstream, with what the handoff processor knows of its
+// trace's spans: none of them is marked late (AttrLateSpan marks only spans forwarded
+// outside a trace), and the trace is marked incomplete (AttrTraceComplete=false on its root
+// span) exactly when Incomplete is set. A consumer reads that instead of the markers
+// (BatchTraces) when the entries account for every span of the batch.
 type Shared struct {
 	Graph *Graph
 	// Spans is how many spans of the trace left with it (HANDOFF spans included).
 	Spans int
+	// Incomplete: the processor released the trace before it was complete and marked it
+	// so (Graph.MarkIncomplete).
+	Incomplete bool
 }
 
 // sharedGraphs is what rides in the context: the graphs of one ConsumeTraces call, all

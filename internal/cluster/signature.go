@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Key is what names one failure: the case and step that failed, the handoff's sender and
@@ -16,15 +18,23 @@ type Key struct {
 }
 
 // Signature is the failure's stable signature: 16 hex digits of a SHA-256 over the case,
-// step, sender → receiver, cluster and normalized message (Normalize), so the same failure on
-// two traces with other ids, numbers, durations or token counts has one signature.
+// step, sender → receiver, cluster and normalized message (Normalize), each ended by a zero
+// byte, so the same failure on two traces with other ids, numbers, durations or token counts
+// has one signature. The hashed bytes are built in one buffer (on the stack for the usual
+// sizes), the normalized message appended to it as Normalize would return it.
 func (k Key) Signature() string {
-	h := sha256.New()
-	for _, f := range []string{k.Case, k.Step, k.From, k.To, string(k.Cluster.Or()), Normalize(k.Message)} {
-		h.Write([]byte(f))
-		h.Write([]byte{0})
+	var stack [512]byte
+	buf := stack[:0]
+	for _, f := range [...]string{k.Case, k.Step, k.From, k.To, string(k.Cluster.Or())} {
+		buf = append(buf, f...)
+		buf = append(buf, 0)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	buf = appendNormalized(buf, k.Message)
+	buf = append(buf, 0)
+	sum := sha256.Sum256(buf)
+	var out [16]byte
+	hex.Encode(out[:], sum[:8])
+	return string(out[:])
 }
 
 // Placeholders Normalize puts in place of what varies between traces.
@@ -58,7 +68,12 @@ var (
 //
 // A `expression` or a /pattern/ (configured ones, as the messages quote them) is kept as it
 // is: it comes from the config, not from the trace.
-func Normalize(msg string) string {
+func Normalize(msg string) string { return string(appendNormalized(nil, msg)) }
+
+// appendNormalized appends Normalize(msg) to dst. Each step leaves its input as it is (no
+// copy) when it has nothing to replace; without a kept expression or pattern the numbers
+// are replaced, and the white space collapsed, as the text is appended to dst.
+func appendNormalized(dst []byte, msg string) []byte {
 	var kept []string
 	msg = strings.ReplaceAll(msg, "\x00", "")
 	if strings.ContainsAny(msg, "/`") {
@@ -69,7 +84,9 @@ func Normalize(msg string) string {
 		})
 	}
 	s := replaceContent(msg)
-	if strings.ContainsAny(s, "0123456789") { // every placeholder below stands for digits
+	start := len(dst)
+	digits := strings.ContainsAny(s, "0123456789") // every placeholder below stands for digits
+	if digits {
 		if strings.Count(s, "-") >= 4 {
 			s = uuidRe.ReplaceAllString(s, PlaceholderID)
 		}
@@ -80,12 +97,58 @@ func Normalize(msg string) string {
 		if mayHoldDuration(s) {
 			s = durationRe.ReplaceAllString(s, PlaceholderDuration)
 		}
-		s = replaceNumbers(s)
 	}
-	for _, k := range kept {
-		s = strings.Replace(s, "\x00", k, 1)
+	switch {
+	case len(kept) > 0:
+		if digits {
+			s = string(appendNumbers(nil, s))
+		}
+		for _, k := range kept {
+			s = strings.Replace(s, "\x00", k, 1)
+		}
+		dst = append(dst, s...)
+	case digits:
+		dst = appendNumbers(dst, s)
+	default:
+		dst = append(dst, s...)
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return collapseSpace(dst, start)
+}
+
+// collapseSpace rewrites b[from:] in place as strings.Join(strings.Fields(b[from:]), " "):
+// the runs of white space (unicode.IsSpace, as Fields decides it) become one space, and
+// none is left at either end.
+func collapseSpace(b []byte, from int) []byte {
+	w := from
+	pending := false // a space is due before the next field
+	for r := from; r < len(b); {
+		c := b[r]
+		size := 1
+		space := asciiSpace(c)
+		if c >= utf8.RuneSelf {
+			var ru rune
+			ru, size = utf8.DecodeRune(b[r:])
+			space = unicode.IsSpace(ru)
+		}
+		if space {
+			pending = w > from
+			r += size
+			continue
+		}
+		if pending {
+			b[w] = ' '
+			w++
+			pending = false
+		}
+		w += copy(b[w:], b[r:r+size])
+		r += size
+	}
+	return b[:w]
+}
+
+// asciiSpace: the ASCII white space of strings.Fields (and unicode.IsSpace).
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // mayHoldDuration is false when durationRe cannot match s: every match has a run of digits
@@ -146,10 +209,10 @@ func numberEnd(s string, i int) int {
 	}
 }
 
-// replaceNumbers puts <n> in place of every number not glued to an ASCII letter (gpt-4o and
-// agent2 keep their digits), and of the count in a word "x3" (a count as "planner x3").
-func replaceNumbers(s string) string {
-	var b strings.Builder
+// appendNumbers appends s to dst with <n> in place of every number not glued to an ASCII
+// letter (gpt-4o and agent2 keep their digits), and of the count in a word "x3" (a count as
+// "planner x3").
+func appendNumbers(dst []byte, s string) []byte {
 	last := 0
 	for start := 0; start < len(s); {
 		if !isDigit(s[start]) {
@@ -160,17 +223,13 @@ func replaceNumbers(s string) string {
 		count := start > 0 && s[start-1] == 'x' && (start == 1 || s[start-2] == ' ')
 		glued := start > 0 && isLetter(s[start-1]) || end < len(s) && isLetter(s[end])
 		if !glued || count {
-			b.WriteString(s[last:start])
-			b.WriteString(PlaceholderNumber)
+			dst = append(dst, s[last:start]...)
+			dst = append(dst, PlaceholderNumber...)
 			last = end
 		}
 		start = end
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return append(dst, s[last:]...)
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -179,22 +238,33 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // every JSON object or array (one that opens with {" or [ followed by {, [ or "), scanning
 // strings with their escapes; an unclosed one runs to a cut or the end.
 func replaceContent(s string) string {
-	var b strings.Builder
+	var b []byte
+	last := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == '"':
-			b.WriteString(PlaceholderText)
+			if b == nil {
+				b = make([]byte, 0, len(s)+len(PlaceholderJSON))
+			}
+			b = append(append(b, s[last:i]...), PlaceholderText...)
 			i = skipString(s, i)
+			last = i
 		case (c == '{' || c == '[') && jsonStart(s[i:]):
-			b.WriteString(PlaceholderJSON)
+			if b == nil {
+				b = make([]byte, 0, len(s)+len(PlaceholderJSON))
+			}
+			b = append(append(b, s[last:i]...), PlaceholderJSON...)
 			i = skipJSON(s, i)
+			last = i
 		default:
-			b.WriteByte(c)
 			i++
 		}
 	}
-	return b.String()
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
 }
 
 func jsonStart(s string) bool {
@@ -258,6 +328,9 @@ func replaceHex(s string) string {
 			j++
 		}
 		if j-i >= 8 && digit && (j == len(s) || !isWord(s[j])) {
+			if last == 0 {
+				b.Grow(len(s)) // an id is longer than its placeholder: one allocation
+			}
 			b.WriteString(s[last:i])
 			b.WriteString(PlaceholderID)
 			last = j

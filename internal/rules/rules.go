@@ -27,6 +27,9 @@ type Evaluator struct {
 	check.Judging
 	// evalTimeout bounds the deterministic evaluation of one trace (0: no bound).
 	evalTimeout time.Duration
+	// results is how many results the live cases give a trace that every one selects:
+	// a trace's results are collected in one allocation of that size.
+	results int
 }
 
 type compiledCase struct {
@@ -141,6 +144,11 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	for _, c := range ev.cases {
+		if c.cfg.SpansFile() == "" {
+			ev.results += len(c.stepIDs())
+		}
+	}
 	return ev, nil
 }
 
@@ -185,7 +193,7 @@ type Evaluation struct {
 func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
 	tc, cancel := e.newTraceCache(ctx, g)
 	defer cancel()
-	out := &check.Out{}
+	out := &check.Out{Results: make([]check.Result, 0, e.results)}
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
 			c.evaluate(tc, complete, out)

@@ -29,22 +29,27 @@ func NameQuotedSpans(rs []Result, g *agentgraph.Graph) {
 
 // decimalSpanIDs returns the runs of exactly 16 decimal digits in s that stand alone (no
 // letter, digit or '-' next to them): the shape of a span id written in hex that happens
-// to hold no letter.
+// to hold no letter. Every run of 16 digits covers exactly one index i with i%16 == 15, so
+// only those bytes are read until one is a digit (messages are long, such ids rare).
 func decimalSpanIDs(s string) []string {
 	var out []string
-	for i := 0; i < len(s); {
-		if !isDigit(s[i]) {
-			i++
+	for at := 15; at < len(s); at += 16 {
+		if !isDigit(s[at]) {
 			continue
 		}
-		j := i
+		i, j := at, at+1
+		for i > 0 && isDigit(s[i-1]) {
+			i--
+		}
 		for j < len(s) && isDigit(s[j]) {
 			j++
 		}
 		if j-i == 16 && !(i > 0 && isWordByte(s[i-1])) && !(j < len(s) && isWordByte(s[j])) {
 			out = append(out, s[i:j])
 		}
-		i = j
+		for at+16 < j { // the next index read is past this run
+			at += 16
+		}
 	}
 	return out
 }

@@ -87,6 +87,9 @@ func show(v any) string {
 	case nil:
 		return "null"
 	default:
+		if s, ok := check.ShowJSON(v, maxShown); ok { // decoded JSON, encoded only up to the cut
+			return s
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			s = fmt.Sprint(v)
