@@ -280,6 +280,8 @@ type Graph struct {
 	maxDepth int
 	// work counts the nodes and edges the builder visited; tests assert it stays linear.
 	work int
+	// requests caches the calls LLM responses asked for while the graph is built.
+	requests *llmRequests
 }
 
 // Options tune the builder.
@@ -350,6 +352,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.price(chains, opts.Prices)
 	g.rollup()
 	g.measure()
+	g.requests = nil
 	return g
 }
 

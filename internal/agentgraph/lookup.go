@@ -2,7 +2,6 @@ package agentgraph
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -194,8 +193,8 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 	// model request, and only the value at the path is decoded. The last of duplicate keys
 	// wins, as in a decoded map. (One difference: a number out of float64's range in
 	// another member no longer hides the value.)
-	raw := []byte(v.Str())
-	if !json.Valid(raw) {
+	raw := v.Str()
+	if !json.Valid(bytesOf(raw)) {
 		return "", false
 	}
 	for seg := range strings.SplitSeq(path, ".") {
@@ -205,7 +204,7 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 		}
 	}
 	var cur any
-	if json.Unmarshal(raw, &cur) != nil {
+	if json.Unmarshal(bytesOf(raw), &cur) != nil {
 		return "", false
 	}
 	t := jsonText(cur)
@@ -218,15 +217,15 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 // memberOf returns the raw value of the last member named key of the object raw holds
 // (leading white space allowed); raw must be valid JSON. ok is false when raw is not an
 // object or has no such member.
-func memberOf(raw []byte, key string) (val []byte, ok bool) {
+func memberOf(raw, key string) (val string, ok bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
+		return "", false
 	}
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
 		kEnd := skipString(raw, i)
-		k := raw[i+1 : kEnd-1]
+		k := raw[i:kEnd]
 		i = skipSpace(raw, kEnd)
 		i = skipSpace(raw, i+1) // the ':'
 		vEnd := skipValue(raw, i)
@@ -241,18 +240,16 @@ func memberOf(raw []byte, key string) (val []byte, ok bool) {
 	return val, ok
 }
 
-// keyIs reports whether the raw (still quoted-content) object key k decodes to key.
-func keyIs(k []byte, key string) bool {
-	if !slices.Contains(k, '\\') {
-		return string(k) == key
+// keyIs reports whether the raw object key k (a JSON string token) decodes to key.
+func keyIs(k, key string) bool {
+	if strings.IndexByte(k, '\\') < 0 {
+		return k[1:len(k)-1] == key
 	}
-	var s string
-	q := make([]byte, 0, len(k)+2)
-	q = append(append(append(q, '"'), k...), '"')
-	return json.Unmarshal(q, &s) == nil && s == key
+	s, ok := rawString(k)
+	return ok && s == key
 }
 
-func skipSpace(b []byte, i int) int {
+func skipSpace(b string, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
@@ -260,7 +257,7 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at b[i] (a '"').
-func skipString(b []byte, i int) int {
+func skipString(b string, i int) int {
 	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
@@ -273,7 +270,7 @@ func skipString(b []byte, i int) int {
 }
 
 // skipValue returns the index after the valid JSON value starting at b[i].
-func skipValue(b []byte, i int) int {
+func skipValue(b string, i int) int {
 	if i >= len(b) {
 		return i
 	}
