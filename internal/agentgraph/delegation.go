@@ -104,53 +104,54 @@ func transferTargets(tc *ToolCall, known map[string]bool) ([]string, bool) {
 // commandGoto reads the node names of LangGraph Command(goto=...) objects serialized in s
 // ({"lg_name":"Command","goto":"x" | ["x", ...] | [{"lg_name":"Send","node":"x"}]}), at any
 // depth (OpenInference wraps a tool's Command in {"output": ...}). Nil when there is none.
+// s is scanned, not decoded (jsonscan.go): only the markers and the names are read.
 func commandGoto(s string) []string {
-	if !strings.Contains(s, `"lg_name"`) || !strings.Contains(s, `"Command"`) {
-		return nil
-	}
-	var v any
-	if json.Unmarshal([]byte(s), &v) != nil {
+	if !strings.Contains(s, `"lg_name"`) || !strings.Contains(s, `"Command"`) || !decodable(s) {
 		return nil
 	}
 	var out []string
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
+	var walk func(raw string, depth int)
+	walk = func(raw string, depth int) {
 		if depth > 8 {
 			return
 		}
-		switch x := v.(type) {
-		case []any:
-			for _, it := range x {
-				walk(it, depth+1)
-			}
-		case map[string]any:
-			if x["lg_name"] == "Command" {
-				out = append(out, gotoNames(x["goto"])...)
+		switch raw[0] {
+		case '[':
+			rawElements(raw, func(it string) { walk(it, depth+1) })
+		case '{':
+			x, _ := rawMembers(raw)
+			if n, _ := memberString(x, "lg_name"); n == "Command" {
+				g, _ := member(x, "goto")
+				out = append(out, gotoNames(g)...)
 				return // its update holds messages, not commands
 			}
-			for _, k := range sortedKeys(x) {
-				walk(x[k], depth+1)
+			for _, m := range x {
+				walk(m.val, depth+1)
 			}
 		}
 	}
-	walk(v, 0)
+	walk(strings.TrimSpace(s), 0)
 	return out
 }
 
-func gotoNames(v any) []string {
-	switch x := v.(type) {
-	case string:
-		if x != "" && x != "__end__" {
+// gotoNames are the node names of a Command's raw goto value ("" when it has none): a
+// name, a list of names and Sends, a Send(node, arg).
+func gotoNames(raw string) []string {
+	if raw == "" {
+		return nil
+	}
+	switch raw[0] {
+	case '"':
+		if x, _ := rawString(raw); x != "" && x != "__end__" {
 			return []string{x}
 		}
-	case []any:
+	case '[':
 		var out []string
-		for _, it := range x {
-			out = append(out, gotoNames(it)...)
-		}
+		rawElements(raw, func(it string) { out = append(out, gotoNames(it)...) })
 		return out
-	case map[string]any: // Send(node, arg)
-		if n, ok := x["node"].(string); ok {
+	case '{': // Send(node, arg)
+		x, _ := rawMembers(raw)
+		if n, ok := member(x, "node"); ok && n[0] == '"' {
 			return gotoNames(n)
 		}
 	}
@@ -436,52 +437,64 @@ var callPartTypes = map[string]bool{
 // content parts, Strands content blocks, OpenInference flattened output messages and
 // LangChain generations. Strings under "text" and "content" keys are gathered, each once,
 // outside call objects.
+//
+// The response is scanned, not decoded (jsonscan.go): only the strings gathered are.
 func responseText(raw string) string {
-	var v any
-	if json.Unmarshal([]byte(raw), &v) != nil {
+	if !decodable(raw) {
 		return strings.TrimSpace(raw)
 	}
-	if s, ok := v.(string); ok {
+	t := strings.TrimSpace(raw)
+	if s, ok := rawString(t); ok {
 		return strings.TrimSpace(s)
 	}
 	var parts []string
 	seen := map[string]bool{}
-	var walk func(v any, key string, depth int)
-	walk = func(v any, key string, depth int) {
+	var walk func(v, key string, depth int)
+	walk = func(v, key string, depth int) {
 		if depth > 12 {
 			return
 		}
-		switch x := v.(type) {
-		case string:
-			if t := strings.TrimSpace(x); t != "" && (key == "text" || key == "content") && !seen[t] {
+		switch v[0] {
+		case '"':
+			if key != "text" && key != "content" {
+				return
+			}
+			s, _ := rawString(v)
+			if t := strings.TrimSpace(s); t != "" && !seen[t] {
 				seen[t] = true
 				parts = append(parts, t)
 			}
-		case []any:
-			for _, it := range x {
-				walk(it, key, depth+1)
-			}
-		case map[string]any:
-			if t, _ := x["type"].(string); callPartTypes[t] {
+		case '[':
+			rawElements(v, func(it string) { walk(it, key, depth+1) })
+		case '{':
+			x, _ := rawMembers(v)
+			if t, _ := memberString(x, "type"); callPartTypes[t] {
 				return
 			}
-			for _, k := range sortedKeys(x) {
-				segs := strings.Split(k, ".")
-				skip := false
-				for _, seg := range segs {
-					if nonTextKeys[seg] {
-						skip = true
-						break
-					}
-				}
-				if !skip {
-					walk(x[k], segs[len(segs)-1], depth+1)
+			for _, m := range x {
+				if last, ok := textKey(m.key); ok {
+					walk(m.val, last, depth+1)
 				}
 			}
 		}
 	}
-	walk(v, "", 0)
+	walk(t, "", 0)
 	return strings.Join(parts, "\n")
+}
+
+// textKey is the last dot-separated segment of a member key (OpenInference flattens
+// 0.message.content), and false when any segment names calls or metadata (nonTextKeys).
+func textKey(k string) (last string, ok bool) {
+	for {
+		seg, rest, more := strings.Cut(k, ".")
+		if nonTextKeys[seg] {
+			return "", false
+		}
+		if !more {
+			return seg, true
+		}
+		k = rest
+	}
 }
 
 // requestedCall is one tool call an LLM response asked for.
