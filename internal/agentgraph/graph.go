@@ -58,6 +58,8 @@ type Span struct {
 	walk uint8
 	// kids is link's count of children, to size children in one allocation for all spans.
 	kids int32
+	// pre is the span's index in Graph.preorder.
+	pre int32
 }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
@@ -304,6 +306,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	chains := opts.Chains.withDefaults()
 	g := &Graph{TraceID: traceID}
 	byID := make(map[pcommon.SpanID]*Span, len(spans))
+	g.Spans = make([]*Span, 0, len(spans))
 	for _, s := range spans {
 		g.work++
 		if _, dup := byID[s.ID]; dup {
@@ -447,6 +450,7 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		g.work++
+		s.pre = int32(len(g.preorder))
 		g.preorder = append(g.preorder, s)
 		for i := len(s.children) - 1; i >= 0; i-- {
 			stack = append(stack, s.children[i])
@@ -458,11 +462,20 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 // forest top-down in preorder, giving every span its nearest agent ancestor and the
 // nearest tool span between them.
 func (g *Graph) assignOwners() {
-	invs := make(map[*Span]*Invocation)
-	g.invocationOf = invs
+	n := 0
 	for _, s := range g.Spans {
 		if s.Role == RoleAgent {
-			inv := &Invocation{Index: len(g.Invocations), Span: s, Name: s.Name.Text}
+			n++
+		}
+	}
+	invs := make(map[*Span]*Invocation, n)
+	g.invocationOf = invs
+	slab := make([]Invocation, n) // one allocation for every run
+	g.Invocations = make([]*Invocation, 0, n)
+	for _, s := range g.Spans {
+		if s.Role == RoleAgent {
+			inv := &slab[len(g.Invocations)]
+			inv.Index, inv.Span, inv.Name = len(g.Invocations), s, s.Name.Text
 			g.Invocations = append(g.Invocations, inv)
 			invs[s] = inv
 		}
@@ -501,6 +514,13 @@ func (g *Graph) assignOwners() {
 // collect gathers each invocation's tools, LLM calls, content and allowed tools;
 // countDelegations keeps the delegation calls among the tool calls (the old counting).
 func (g *Graph) collect(chains Chains, countDelegations bool) {
+	ntools := 0
+	for _, s := range g.Spans {
+		if s.owner != nil && s.Role == RoleTool {
+			ntools++
+		}
+	}
+	calls := make([]ToolCall, ntools) // one allocation for every call
 	for _, s := range g.Spans {
 		inv := s.owner
 		if inv == nil {
@@ -508,7 +528,9 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 		}
 		switch s.Role {
 		case RoleTool:
-			tc := &ToolCall{
+			tc := &calls[0]
+			calls = calls[1:]
+			*tc = ToolCall{
 				Span: s, Name: s.Name.Text,
 				Args:   resolve(s.Pdata, chains.ToolArgs, nil),
 				Result: resolve(s.Pdata, chains.ToolResult, nil),
