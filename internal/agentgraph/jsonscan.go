@@ -14,14 +14,15 @@ import (
 // only the strings they read. The text is first checked to be what json.Unmarshal into any
 // accepts (decodable), so a reader sees a value exactly when decoding would have given one.
 
-// bytesOf is s as a byte slice without a copy, for the encoding/json functions that only
-// read their input (json.Valid, json.Unmarshal); it must never be written to.
+// bytesOf is s as a byte slice without a copy, for json.Unmarshal, which only reads its
+// input; it must never be written to.
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // decodable reports whether json.Unmarshal of raw into an any succeeds: raw is one valid
-// JSON value and every number in it is within float64's range.
+// JSON value (validJSON, json.Valid's verdict) and every number in it is within float64's
+// range.
 func decodable(raw string) bool {
-	return json.Valid(bytesOf(raw)) && numbersInRange(raw)
+	return validJSON(raw) && numbersInRange(raw)
 }
 
 // numbersInRange reports whether every number of the valid JSON text raw parses as a

@@ -188,13 +188,13 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 	if !ok || v.Type() != pcommon.ValueTypeStr || !strings.Contains(v.Str(), `"`+path[strings.LastIndex(path, ".")+1:]+`"`) {
 		return "", false
 	}
-	// The whole attribute is checked once (json.Valid, as decoding it all did), then the
-	// objects on the path are scanned without decoding: the attribute may hold a whole
-	// model request, and only the value at the path is decoded. The last of duplicate keys
-	// wins, as in a decoded map. (One difference: a number out of float64's range in
+	// The whole attribute is checked once (validJSON: json.Valid's verdict, as decoding it
+	// all did), then the objects on the path are scanned without decoding: the attribute
+	// may hold a whole model request, and only the value at the path is decoded. The last
+	// of duplicate keys wins, as in a decoded map. (One difference: a number out of float64's range in
 	// another member no longer hides the value.)
 	raw := v.Str()
-	if !json.Valid(bytesOf(raw)) {
+	if !validJSON(raw) {
 		return "", false
 	}
 	for seg := range strings.SplitSeq(path, ".") {
