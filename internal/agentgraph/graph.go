@@ -1,8 +1,8 @@
 package agentgraph
 
 import (
-	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -316,7 +316,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 		byID[s.ID] = s
 		g.Spans = append(g.Spans, s)
 	}
-	slices.SortFunc(g.Spans, spanCompare)
+	sortSpans(g.Spans)
 
 	g.link(byID)
 	for _, s := range g.Spans {
@@ -359,13 +359,28 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	return g
 }
 
-// spanCompare orders spans by start time, then span id: a total order (ids are unique
-// after de-duplication), so the order is deterministic.
-func spanCompare(a, b *Span) int {
-	if c := cmp.Compare(a.Pdata.StartTimestamp(), b.Pdata.StartTimestamp()); c != 0 {
-		return c
+// sortSpans orders spans by start time, then span id: a total order (ids are unique after
+// de-duplication), so the order is deterministic. The keys are read once per span, not
+// once per comparison (a span's start time sits behind pdata's wrappers).
+func sortSpans(spans []*Span) {
+	type key struct {
+		start pcommon.Timestamp
+		id    uint64 // the span id's bytes, big-endian: compares as bytes.Compare does
+		s     *Span
 	}
-	return bytes.Compare(a.ID[:], b.ID[:])
+	keys := make([]key, len(spans))
+	for i, s := range spans {
+		keys[i] = key{s.Pdata.StartTimestamp(), binary.BigEndian.Uint64(s.ID[:]), s}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	for i := range keys {
+		spans[i] = keys[i].s
+	}
 }
 
 // link resolves parents, cuts parent loops and counts orphans.

@@ -105,9 +105,9 @@ func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
 func resolveInt(s ptrace.Span, chain Chain) (int64, string, bool) {
 	attrs := s.Attributes()
 	for _, key := range chain {
-		if attr, field, ok := strings.Cut(key, "#"); ok {
+		if h := strings.IndexByte(key, '#'); h >= 0 {
 			// KEY#FIELD: a number inside a JSON object attribute (Langfuse usage_details).
-			if n, ok := jsonField(attrs, attr, field); ok {
+			if n, ok := jsonField(attrs, key[:h], key[h+1:]); ok {
 				return n, key, true
 			}
 			continue
