@@ -10,8 +10,8 @@ import (
 )
 
 // Reading JSON without decoding it into any: the readers that look at a few members of a
-// large value (the calls a model response asked for) scan the raw text instead, decoding
-// only the strings they read. The text is first checked to be what json.Unmarshal into any
+// large value (the calls a model response asked for, LangGraph Commands, the text of a
+// response) scan the raw text instead, decoding only the strings they read. The text is first checked to be what json.Unmarshal into any
 // accepts (decodable), so a reader sees a value exactly when decoding would have given one.
 
 // bytesOf is s as a byte slice without a copy, for json.Unmarshal, which only reads its
