@@ -559,6 +559,7 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 	// An agent offers the same tool definitions on every run (and every model call of a
 	// run carries them): the names in one definitions text are read once per trace.
 	toolSets := map[string][]string{}
+	texts := pathTexts{} // the definitions at a KEY#a.b place, rendered once per trace too
 	for _, inv := range g.Invocations {
 		var first, last *Span
 		if len(inv.llms) > 0 {
@@ -566,7 +567,7 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 		}
 		inv.Input = resolve(inv.Span.Pdata, chains.Input, first)
 		inv.Output = resolve(inv.Span.Pdata, chains.Output, last)
-		if tools := resolve(inv.Span.Pdata, chains.AllowedTools, first); tools.Found() {
+		if tools := resolveIn(inv.Span.Pdata, chains.AllowedTools, first, texts); tools.Found() {
 			names, ok := toolSets[tools.Text]
 			if !ok {
 				names = toolNames(tools.Text)

@@ -45,7 +45,10 @@ func absent(s string) bool {
 }
 
 // lookupPlace resolves one attribute or event place on a span.
-func lookupPlace(s ptrace.Span, place string) (string, bool) {
+func lookupPlace(s ptrace.Span, place string) (string, bool) { return lookupPlaceIn(s, place, nil) }
+
+// lookupPlaceIn is lookupPlace with the KEY#a.b values rendered through texts (nil: none).
+func lookupPlaceIn(s ptrace.Span, place string, texts pathTexts) (string, bool) {
 	if rest, ok := strings.CutPrefix(place, "event:"); ok {
 		name, key, ok := strings.Cut(rest, ":")
 		if !ok {
@@ -69,7 +72,11 @@ func lookupPlace(s ptrace.Span, place string) (string, bool) {
 		return flattened(s.Attributes(), prefix)
 	}
 	if key, path, ok := strings.Cut(place, "#"); ok {
-		return jsonPath(s.Attributes(), key, path)
+		raw, ok := jsonPathValue(s.Attributes(), key, path)
+		if !ok {
+			return "", false
+		}
+		return texts.render(raw)
 	}
 	v, ok := s.Attributes().Get(place)
 	if !ok {
@@ -84,6 +91,11 @@ func lookupPlace(s ptrace.Span, place string) (string, bool) {
 
 // resolve walks a chain on a span. llm: places are looked up on llmChild (may be nil).
 func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
+	return resolveIn(s, chain, llmChild, nil)
+}
+
+// resolveIn is resolve with the KEY#a.b values rendered through texts (nil: none).
+func resolveIn(s ptrace.Span, chain Chain, llmChild *Span, texts pathTexts) Value {
 	for _, place := range chain {
 		target := s
 		p := place
@@ -93,7 +105,7 @@ func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
 			}
 			target, p = llmChild.Pdata, rest
 		}
-		if t, ok := lookupPlace(target, p); ok {
+		if t, ok := lookupPlaceIn(target, p, texts); ok {
 			return Value{Text: t, Source: place}
 		}
 	}
@@ -181,9 +193,10 @@ func jsonNumber(attrs pcommon.Map, key, field string) (float64, bool) {
 	return n, ok
 }
 
-// jsonPath resolves KEY#a.b: the value at the dotted path inside the JSON object held in
-// attribute KEY (Google ADK's gcp.vertex.agent.llm_request#config.tools), rendered as text.
-func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
+// jsonPathValue is the raw value at KEY#a.b, undecoded: the value at the dotted path inside
+// the JSON object held in attribute KEY (Google ADK's gcp.vertex.agent.llm_request#
+// config.tools). lookupPlace renders it as text (renderPathValue).
+func jsonPathValue(attrs pcommon.Map, key, path string) (string, bool) {
 	v, ok := attrs.Get(key)
 	if !ok || v.Type() != pcommon.ValueTypeStr || !strings.Contains(v.Str(), `"`+path[strings.LastIndex(path, ".")+1:]+`"`) {
 		return "", false
@@ -191,8 +204,8 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 	// The whole attribute is checked once (validJSON: json.Valid's verdict, as decoding it
 	// all did), then the objects on the path are scanned without decoding: the attribute
 	// may hold a whole model request, and only the value at the path is decoded. The last
-	// of duplicate keys wins, as in a decoded map. (One difference: a number out of float64's range in
-	// another member no longer hides the value.)
+	// of duplicate keys wins, as in a decoded map. (One difference: a number out of
+	// float64's range in another member no longer hides the value.)
 	raw := v.Str()
 	if !validJSON(raw) {
 		return "", false
@@ -203,6 +216,12 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 			return "", false // not an object (null included), or no such member
 		}
 	}
+	return raw, true
+}
+
+// renderPathValue renders a raw value found at a KEY#a.b place as text: decoded, then
+// re-encoded (strings bare); false when it does not decode or is a capture-off placeholder.
+func renderPathValue(raw string) (string, bool) {
 	var cur any
 	if json.Unmarshal(bytesOf(raw), &cur) != nil {
 		return "", false
@@ -212,6 +231,28 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 		return "", false
 	}
 	return t, true
+}
+
+// pathTexts memoizes renderPathValue for one graph, keyed by the raw value: an agent
+// offers the same tool definitions on every run, in every model request of it.
+type pathTexts map[string]pathText
+
+type pathText struct {
+	text string
+	ok   bool
+}
+
+// render is renderPathValue(raw), remembered when texts is not nil.
+func (texts pathTexts) render(raw string) (string, bool) {
+	if texts == nil {
+		return renderPathValue(raw)
+	}
+	if t, ok := texts[raw]; ok {
+		return t.text, t.ok
+	}
+	t, ok := renderPathValue(raw)
+	texts[raw] = pathText{t, ok}
+	return t, ok
 }
 
 // memberOf returns the raw value of the last member named key of the object raw holds
