@@ -68,28 +68,70 @@ var typeKeys = []struct {
 // An OpenInference OpenAI-Agents handoff: a TOOL span named "handoff to <agent>".
 var oiHandoff = regexp.MustCompile(`^handoff to (.+)$`)
 
-// roleKeys are every attribute key the role rules read. classifyRole reads a span's
-// attributes once into a roleAttrs instead of scanning them once per key.
-var roleKeys = func() map[string]int {
-	keys := []string{
-		"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target",
-		"langgraph.command.goto_node", "gen_ai.transfer.target.name", "gen_ai.agent.handoff.target.name",
-		"gen_ai.operation.name",
-		"openinference.span.kind", "gen_ai.span.kind", "fi.span.kind", "agent_name",
-		"gen_ai.tool.name", "gen_ai.tool.call.id", "tool.name", "ai.toolCall.name",
-		"gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
+// The attribute keys the role rules read, as indexes into roleKeyNames: classifyRole reads
+// a span's attributes once into a roleAttrs instead of scanning them once per key, and the
+// rules then test indexes, not keys.
+const (
+	rkHandoffTo = iota
+	rkHandoffFrom
+	rkAutogenTarget
+	rkGotoNode
+	rkTransferTarget
+	rkAgentHandoffTarget
+	rkOperation
+	rkOpenInferenceKind
+	rkGenAIKind
+	rkFIKind
+	rkAgentName
+	rkToolName
+	rkToolCallID
+	rkOIToolName
+	rkVercelToolName
+	rkRequestModel
+	rkResponseModel
+	rkModelName
+	rkTypeKeys // typeKeys[i] is at rkTypeKeys+i
+)
+
+var roleKeyNames = func() []string {
+	names := []string{
+		rkHandoffTo: "gen_ai.handoff.to_agent", rkHandoffFrom: "gen_ai.handoff.from_agent",
+		rkAutogenTarget: "autogen.handoff.target", rkGotoNode: "langgraph.command.goto_node",
+		rkTransferTarget: "gen_ai.transfer.target.name", rkAgentHandoffTarget: "gen_ai.agent.handoff.target.name",
+		rkOperation:         "gen_ai.operation.name",
+		rkOpenInferenceKind: "openinference.span.kind", rkGenAIKind: "gen_ai.span.kind", rkFIKind: "fi.span.kind",
+		rkAgentName: "agent_name",
+		rkToolName:  "gen_ai.tool.name", rkToolCallID: "gen_ai.tool.call.id", rkOIToolName: "tool.name",
+		rkVercelToolName: "ai.toolCall.name",
+		rkRequestModel:   "gen_ai.request.model", rkResponseModel: "gen_ai.response.model", rkModelName: "llm.model_name",
 	}
 	for _, t := range typeKeys {
-		keys = append(keys, t.key)
+		names = append(names, t.key)
 	}
-	if len(keys) > len(roleAttrs{}.vals) {
+	if len(names) > len(roleAttrs{}.vals) {
 		panic("agentgraph: more role keys than roleAttrs holds")
 	}
-	m := make(map[string]int, len(keys))
-	for i, k := range keys {
+	return names
+}()
+
+var roleKeys = func() map[string]int {
+	m := make(map[string]int, len(roleKeyNames))
+	for i, k := range roleKeyNames {
+		if _, dup := m[k]; dup || k == "" || len(k) >= len(roleKeyMay) {
+			panic("agentgraph: role key " + k + " repeated, empty or too long")
+		}
 		m[k] = i
 	}
 	return m
+}()
+
+// roleKeyMay[n] has bit c&63 set when a role key of n bytes ends in byte c: most keys of a
+// span fail this test and are never looked up in roleKeys.
+var roleKeyMay = func() (may [64]uint64) {
+	for _, k := range roleKeyNames {
+		may[len(k)] |= 1 << (k[len(k)-1] & 63)
+	}
+	return may
 }()
 
 type roleAttrs struct {
@@ -99,19 +141,32 @@ type roleAttrs struct {
 
 func (ra *roleAttrs) read(attrs pcommon.Map) {
 	for k, v := range attrs.All() {
+		if n := len(k); n == 0 || n >= len(roleKeyMay) || roleKeyMay[n]&(1<<(k[n-1]&63)) == 0 {
+			continue
+		}
 		if i, ok := roleKeys[k]; ok {
 			ra.vals[i], ra.found = v, ra.found|1<<i
 		}
 	}
 }
 
-func (ra *roleAttrs) has(key string) bool { return ra.found&(1<<roleKeys[key]) != 0 }
+func (ra *roleAttrs) has(i int) bool { return ra.found&(1<<i) != 0 }
 
-func (ra *roleAttrs) str(key string) string {
-	if i := roleKeys[key]; ra.found&(1<<i) != 0 {
+func (ra *roleAttrs) str(i int) string {
+	if ra.found&(1<<i) != 0 {
 		return asText(ra.vals[i])
 	}
 	return ""
+}
+
+// firstOf is the first of the keys (indexes) the span has, and false when it has none.
+func (ra *roleAttrs) firstOf(keys ...int) (string, bool) {
+	for _, i := range keys {
+		if ra.has(i) {
+			return roleKeyNames[i], true
+		}
+	}
+	return "", false
 }
 
 // classifyRole decides a span's role and records which key decided it. Span-type keys
@@ -122,39 +177,37 @@ func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 	}
 	var ra roleAttrs
 	ra.read(s.Attributes())
-	for _, key := range []string{"gen_ai.handoff.to_agent", "gen_ai.handoff.from_agent", "autogen.handoff.target", "langgraph.command.goto_node"} {
-		if ra.has(key) {
-			return RoleHandoff, key
-		}
+	if key, ok := ra.firstOf(rkHandoffTo, rkHandoffFrom, rkAutogenTarget, rkGotoNode); ok {
+		return RoleHandoff, key
 	}
-	if ra.has("gen_ai.transfer.target.name") {
-		return RoleTool, "gen_ai.transfer.target.name"
+	if ra.has(rkTransferTarget) {
+		return RoleTool, roleKeyNames[rkTransferTarget]
 	}
-	op := ra.str("gen_ai.operation.name")
+	op := ra.str(rkOperation)
 	// The draft GenAI handoff attributes: on a span of their own (not an agent run nor a
 	// tool call, which read them as evidence) they make it an explicit handoff span.
-	if ra.has("gen_ai.agent.handoff.target.name") && op != "invoke_agent" && op != "execute_tool" {
-		return RoleHandoff, "gen_ai.agent.handoff.target.name"
+	if ra.has(rkAgentHandoffTarget) && op != "invoke_agent" && op != "execute_tool" {
+		return RoleHandoff, roleKeyNames[rkAgentHandoffTarget]
 	}
 	if op != "" {
 		if r, ok := operationRoles[op]; ok {
-			return r, "gen_ai.operation.name"
+			return r, roleKeyNames[rkOperation]
 		}
 	}
-	for _, t := range typeKeys {
-		if v := ra.str(t.key); v != "" {
+	for i, t := range typeKeys {
+		if v := ra.str(rkTypeKeys + i); v != "" {
 			if r, ok := t.roles[v]; ok {
 				return r, t.key
 			}
 		}
 	}
-	for _, key := range []string{"openinference.span.kind", "gen_ai.span.kind", "fi.span.kind"} {
-		if k := ra.str(key); k != "" {
+	for _, i := range []int{rkOpenInferenceKind, rkGenAIKind, rkFIKind} {
+		if k := ra.str(i); k != "" {
 			if r, ok := kindRoles[strings.ToUpper(k)]; ok {
 				if r == RoleTool && strings.HasPrefix(s.Name(), "handoff to ") {
 					return RoleHandoff, "span.name"
 				}
-				return r, key
+				return r, roleKeyNames[i]
 			}
 		}
 	}
@@ -163,21 +216,17 @@ func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
 			return r, "ai.operationId"
 		}
 	}
-	if ra.has("agent_name") && strings.HasSuffix(s.Name(), " run") {
-		return RoleAgent, "agent_name"
+	if ra.has(rkAgentName) && strings.HasSuffix(s.Name(), " run") {
+		return RoleAgent, roleKeyNames[rkAgentName]
 	}
-	for _, key := range []string{"gen_ai.tool.name", "gen_ai.tool.call.id", "tool.name", "ai.toolCall.name"} {
-		if ra.has(key) {
-			return RoleTool, key
-		}
+	if key, ok := ra.firstOf(rkToolName, rkToolCallID, rkOIToolName, rkVercelToolName); ok {
+		return RoleTool, key
 	}
 	if r, ok := roleFromName(s.Name()); ok {
 		return r, "span.name"
 	}
-	for _, key := range []string{"gen_ai.request.model", "gen_ai.response.model", "llm.model_name"} {
-		if ra.has(key) {
-			return RoleLLM, key
-		}
+	if key, ok := ra.firstOf(rkRequestModel, rkResponseModel, rkModelName); ok {
+		return RoleLLM, key
 	}
 	return RoleOther, ""
 }

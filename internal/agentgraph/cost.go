@@ -148,8 +148,8 @@ func resolveFloat(attrs pcommon.Map, chain Chain) (float64, string, bool) {
 	for _, key := range chain {
 		var n float64
 		var ok bool
-		if attr, field, isField := strings.Cut(key, "#"); isField {
-			n, ok = jsonNumber(attrs, attr, field)
+		if h := strings.IndexByte(key, '#'); h >= 0 {
+			n, ok = jsonNumber(attrs, key[:h], key[h+1:])
 		} else if v, found := attrs.Get(key); found {
 			switch v.Type() {
 			case pcommon.ValueTypeDouble:

@@ -104,53 +104,54 @@ func transferTargets(tc *ToolCall, known map[string]bool) ([]string, bool) {
 // commandGoto reads the node names of LangGraph Command(goto=...) objects serialized in s
 // ({"lg_name":"Command","goto":"x" | ["x", ...] | [{"lg_name":"Send","node":"x"}]}), at any
 // depth (OpenInference wraps a tool's Command in {"output": ...}). Nil when there is none.
+// s is scanned, not decoded (jsonscan.go): only the markers and the names are read.
 func commandGoto(s string) []string {
-	if !strings.Contains(s, `"lg_name"`) || !strings.Contains(s, `"Command"`) {
-		return nil
-	}
-	var v any
-	if json.Unmarshal([]byte(s), &v) != nil {
+	if !strings.Contains(s, `"lg_name"`) || !strings.Contains(s, `"Command"`) || !decodable(s) {
 		return nil
 	}
 	var out []string
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
+	var walk func(raw string, depth int)
+	walk = func(raw string, depth int) {
 		if depth > 8 {
 			return
 		}
-		switch x := v.(type) {
-		case []any:
-			for _, it := range x {
-				walk(it, depth+1)
-			}
-		case map[string]any:
-			if x["lg_name"] == "Command" {
-				out = append(out, gotoNames(x["goto"])...)
+		switch raw[0] {
+		case '[':
+			rawElements(raw, func(it string) { walk(it, depth+1) })
+		case '{':
+			x, _ := rawMembers(raw)
+			if n, _ := memberString(x, "lg_name"); n == "Command" {
+				g, _ := member(x, "goto")
+				out = append(out, gotoNames(g)...)
 				return // its update holds messages, not commands
 			}
-			for _, k := range sortedKeys(x) {
-				walk(x[k], depth+1)
+			for _, m := range x {
+				walk(m.val, depth+1)
 			}
 		}
 	}
-	walk(v, 0)
+	walk(strings.TrimSpace(s), 0)
 	return out
 }
 
-func gotoNames(v any) []string {
-	switch x := v.(type) {
-	case string:
-		if x != "" && x != "__end__" {
+// gotoNames are the node names of a Command's raw goto value ("" when it has none): a
+// name, a list of names and Sends, a Send(node, arg).
+func gotoNames(raw string) []string {
+	if raw == "" {
+		return nil
+	}
+	switch raw[0] {
+	case '"':
+		if x, _ := rawString(raw); x != "" && x != "__end__" {
 			return []string{x}
 		}
-	case []any:
+	case '[':
 		var out []string
-		for _, it := range x {
-			out = append(out, gotoNames(it)...)
-		}
+		rawElements(raw, func(it string) { out = append(out, gotoNames(it)...) })
 		return out
-	case map[string]any: // Send(node, arg)
-		if n, ok := x["node"].(string); ok {
+	case '{': // Send(node, arg)
+		x, _ := rawMembers(raw)
+		if n, ok := member(x, "node"); ok && n[0] == '"' {
 			return gotoNames(n)
 		}
 	}
@@ -272,8 +273,13 @@ type llmRequests struct {
 	ids   map[*Invocation]map[string][]*Span
 }
 
-func newLLMRequests() *llmRequests {
-	return &llmRequests{calls: map[*Span][]*requestedCall{}, ids: map[*Invocation]map[string][]*Span{}}
+// llmRequests is the graph's cache, made when first asked for (recoverArgs, then
+// dispatchPayloads share it; Build drops it when done).
+func (g *Graph) llmRequests() *llmRequests {
+	if g.requests == nil {
+		g.requests = &llmRequests{calls: map[*Span][]*requestedCall{}, ids: map[*Invocation]map[string][]*Span{}}
+	}
+	return g.requests
 }
 
 // of is requestedCalls(llm), parsed once.
@@ -326,7 +332,7 @@ func llmOutputPlaces(chains Chains) Chain {
 // handoff (Reason, plus Said).
 func (g *Graph) dispatchPayloads(chains Chains) {
 	var places Chain
-	calls := newLLMRequests()
+	calls := g.llmRequests()
 	for _, e := range g.Edges {
 		g.work++
 		e.Payload = e.Reason
@@ -346,7 +352,7 @@ func (g *Graph) dispatchPayloads(chains Chains) {
 		}
 		// An LLM span whose response does not hold the call is no witness of what was said
 		// with it (Mastra's model_generation spans the whole multi-step run).
-		if text := responseText(resp.Text); text != "" && requests(llm, e.Via.call.Name) {
+		if text := responseText(resp.Text); text != "" && requests(calls.of(llm), e.Via.call.Name) {
 			e.Said = Value{Text: text, Source: "llm:" + resp.Source}
 			e.Payload = payloadOf(e.Reason, e.Said)
 		}
@@ -363,9 +369,10 @@ func mayHoldText(raw string) bool {
 	return strings.Contains(t, `text"`) || strings.Contains(t, `content"`) // "text", "0.message.content"
 }
 
-// requests reports whether the LLM span's response asked for a call of the tool.
-func requests(llm *Span, tool string) bool {
-	for _, r := range requestedCalls(llm) {
+// requests reports whether an LLM span's response, which asked for reqs, asked for a call
+// of the tool.
+func requests(reqs []*requestedCall, tool string) bool {
+	for _, r := range reqs {
 		if r.name == tool {
 			return true
 		}
@@ -430,60 +437,79 @@ var callPartTypes = map[string]bool{
 // content parts, Strands content blocks, OpenInference flattened output messages and
 // LangChain generations. Strings under "text" and "content" keys are gathered, each once,
 // outside call objects.
+//
+// The response is scanned, not decoded (jsonscan.go): only the strings gathered are.
 func responseText(raw string) string {
-	var v any
-	if json.Unmarshal([]byte(raw), &v) != nil {
+	if !decodable(raw) {
 		return strings.TrimSpace(raw)
 	}
-	if s, ok := v.(string); ok {
+	t := strings.TrimSpace(raw)
+	if s, ok := rawString(t); ok {
 		return strings.TrimSpace(s)
 	}
 	var parts []string
 	seen := map[string]bool{}
-	var walk func(v any, key string, depth int)
-	walk = func(v any, key string, depth int) {
+	var walk func(v, key string, depth int)
+	walk = func(v, key string, depth int) {
 		if depth > 12 {
 			return
 		}
-		switch x := v.(type) {
-		case string:
-			if t := strings.TrimSpace(x); t != "" && (key == "text" || key == "content") && !seen[t] {
+		switch v[0] {
+		case '"':
+			if key != "text" && key != "content" {
+				return
+			}
+			s, _ := rawString(v)
+			if t := strings.TrimSpace(s); t != "" && !seen[t] {
 				seen[t] = true
 				parts = append(parts, t)
 			}
-		case []any:
-			for _, it := range x {
-				walk(it, key, depth+1)
-			}
-		case map[string]any:
-			if t, _ := x["type"].(string); callPartTypes[t] {
+		case '[':
+			rawElements(v, func(it string) { walk(it, key, depth+1) })
+		case '{':
+			x, _ := rawMembers(v)
+			if t, _ := memberString(x, "type"); callPartTypes[t] {
 				return
 			}
-			for _, k := range sortedKeys(x) {
-				segs := strings.Split(k, ".")
-				skip := false
-				for _, seg := range segs {
-					if nonTextKeys[seg] {
-						skip = true
-						break
-					}
-				}
-				if !skip {
-					walk(x[k], segs[len(segs)-1], depth+1)
+			for _, m := range x {
+				if last, ok := textKey(m.key); ok {
+					walk(m.val, last, depth+1)
 				}
 			}
 		}
 	}
-	walk(v, "", 0)
+	walk(t, "", 0)
 	return strings.Join(parts, "\n")
+}
+
+// textKey is the last dot-separated segment of a member key (OpenInference flattens
+// 0.message.content), and false when any segment names calls or metadata (nonTextKeys).
+func textKey(k string) (last string, ok bool) {
+	for {
+		seg, rest, more := strings.Cut(k, ".")
+		if nonTextKeys[seg] {
+			return "", false
+		}
+		if !more {
+			return seg, true
+		}
+		k = rest
+	}
 }
 
 // requestedCall is one tool call an LLM response asked for.
 type requestedCall struct {
-	id, name, args string
-	source         string
-	used           bool
+	id, name string
+	// rawArgs is the call's arguments as the response wrote them (undecoded JSON; "" when
+	// the call had none), rendered as text by args only when asked.
+	rawArgs string
+	source  string
+	used    bool
 }
+
+// args is the call's arguments as text: a string bare, any other JSON value re-encoded
+// (keys sorted, compact), "null" when the call had none.
+func (r *requestedCall) args() string { return rawText(r.rawArgs) }
 
 // Places on an LLM span that list the calls its response asked for, in order of trust.
 var requestPlaces = Chain{
@@ -493,69 +519,95 @@ var requestPlaces = Chain{
 }
 
 // requestedCalls lists the calls an LLM span's response asked for: the first place of
-// requestPlaces that holds any.
+// requestPlaces that holds any. The response is scanned, not decoded: only the names, ids
+// and argument spans of the calls are read (see jsonscan.go).
 func requestedCalls(llm *Span) []*requestedCall {
 	for _, place := range requestPlaces {
 		raw, ok := lookupPlace(llm.Pdata, place)
 		if !ok || !strings.Contains(raw, "name") {
 			continue
 		}
-		var v any
-		if json.Unmarshal([]byte(raw), &v) != nil {
-			continue
-		}
-		var out []*requestedCall
-		seen := map[string]bool{}
-		add := func(id, name string, args any) {
-			if name == "" {
-				return
+		if out := callsIn(raw); len(out) > 0 {
+			source := "llm:" + place
+			for _, c := range out {
+				c.source = source
 			}
-			if id != "" {
-				if seen[id+"\x00"+name] {
-					return
-				}
-				seen[id+"\x00"+name] = true
-			}
-			out = append(out, &requestedCall{id: id, name: name, args: jsonText(args), source: "llm:" + place})
-		}
-		collectCalls(v, add, 0)
-		if len(out) > 0 {
 			return out
 		}
 	}
 	return nil
 }
 
-// collectCalls finds call objects in a decoded response: {name|toolName, args|arguments|
-// input, id|toolUseId|toolCallId}, OpenAI's {id, function: {name, arguments}}, and
-// OpenInference's flattened N.message.tool_calls.M.tool_call.function.name keys.
-func collectCalls(v any, add func(id, name string, args any), depth int) {
-	if depth > 12 {
+// callsIn lists the calls a response text asks for (source unset), each call id and tool
+// name once; nil when there is none or the text does not decode as JSON.
+func callsIn(raw string) []*requestedCall {
+	if !decodable(raw) {
+		return nil
+	}
+	var out []*requestedCall
+	collectCalls(strings.TrimSpace(raw), func(id, name, args string) {
+		if name != "" {
+			out = append(out, &requestedCall{id: id, name: name, rawArgs: args})
+		}
+	}, 0)
+	return firstOfEachID(out)
+}
+
+// firstOfEachID drops the calls whose id and tool name an earlier call had (calls without
+// an id all stay), in place.
+func firstOfEachID(calls []*requestedCall) []*requestedCall {
+	if len(calls) < 2 {
+		return calls
+	}
+	seen := map[string]bool{}
+	out := calls[:0]
+	for _, c := range calls {
+		if c.id != "" {
+			k := c.id + "\x00" + c.name
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// collectCalls finds call objects in a response (raw, valid JSON): {name|toolName,
+// args|arguments|input, id|toolUseId|toolCallId}, OpenAI's {id, function: {name,
+// arguments}}, and OpenInference's flattened N.message.tool_calls.M.tool_call.function.name
+// keys. Members are visited in key order, the last of duplicate keys counting, as in a
+// decoded object; args is the raw value of the arguments ("" when absent).
+func collectCalls(raw string, add func(id, name, args string), depth int) {
+	if depth > 12 || raw == "" {
 		return
 	}
-	switch x := v.(type) {
-	case []any:
-		for _, it := range x {
-			collectCalls(it, add, depth+1)
-		}
-	case map[string]any:
-		if f, ok := x["function"].(map[string]any); ok {
-			if n, ok := f["name"].(string); ok {
-				id, _ := x["id"].(string)
-				add(id, n, f["arguments"])
-				return
+	switch raw[0] {
+	case '[':
+		rawElements(raw, func(it string) { collectCalls(it, add, depth+1) })
+	case '{':
+		x, _ := rawMembers(raw)
+		if f, ok := member(x, "function"); ok {
+			if fm, ok := rawMembers(f); ok {
+				if n, ok := memberString(fm, "name"); ok {
+					id, _ := memberString(x, "id")
+					args, _ := member(fm, "arguments")
+					add(id, n, args)
+					return
+				}
 			}
 		}
-		name, _ := x["name"].(string)
+		name, _ := memberString(x, "name")
 		if name == "" {
-			name, _ = x["toolName"].(string)
+			name, _ = memberString(x, "toolName")
 		}
 		if name != "" {
 			for _, ak := range []string{"args", "arguments", "input"} {
-				if a, ok := x[ak]; ok {
+				if a, ok := member(x, ak); ok {
 					var id string
 					for _, ik := range []string{"id", "toolUseId", "toolCallId", "tool_call_id"} {
-						if s, ok := x[ik].(string); ok && s != "" {
+						if s, ok := memberString(x, ik); ok && s != "" {
 							id = s
 							break
 						}
@@ -565,21 +617,21 @@ func collectCalls(v any, add func(id, name string, args any), depth int) {
 				}
 			}
 		}
-		keys := sortedKeys(x)
 		flat := false
-		for _, k := range keys {
-			if prefix, ok := strings.CutSuffix(k, ".tool_call.function.name"); ok {
+		for _, m := range x {
+			if prefix, ok := strings.CutSuffix(m.key, ".tool_call.function.name"); ok {
 				flat = true
-				n, _ := x[k].(string)
-				id, _ := x[prefix+".tool_call.id"].(string)
-				add(id, n, x[prefix+".tool_call.function.arguments"])
+				n, _ := rawString(m.val)
+				id, _ := memberString(x, prefix+".tool_call.id")
+				args, _ := member(x, prefix+".tool_call.function.arguments")
+				add(id, n, args)
 			}
 		}
 		if flat {
 			return
 		}
-		for _, k := range keys {
-			collectCalls(x[k], add, depth+1)
+		for _, m := range x {
+			collectCalls(m.val, add, depth+1)
 		}
 	}
 }
@@ -596,7 +648,7 @@ var toolCallIDInResult = regexp.MustCompile(`"tool_call_id"\s*:\s*"([^"]+)"`)
 // of the same name, in the LLM call that issued it (requestingLLM: by the call's id when it
 // has one, else by start time). counted says the delegation calls are in ToolCalls too (each call is seen once).
 func (g *Graph) recoverArgs(chains Chains, counted bool) {
-	calls := newLLMRequests()
+	calls := g.llmRequests()
 	for _, inv := range g.Invocations {
 		lists := [][]*ToolCall{inv.ToolCalls, inv.DelegationCalls}
 		if counted {
@@ -614,8 +666,9 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 				}
 				if req := matchRequest(tc, calls.of(llm)); req != nil {
 					req.used = true
-					if m := parseObject(req.args); m != nil && len(m) > 0 {
-						tc.Args = Value{Text: req.args, Source: req.source}
+					args := req.args()
+					if m := parseObject(args); m != nil && len(m) > 0 {
+						tc.Args = Value{Text: args, Source: req.source}
 						tc.params, tc.paramsParsed = m, true
 					}
 				}

@@ -1,8 +1,8 @@
 package agentgraph
 
 import (
-	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -58,6 +58,8 @@ type Span struct {
 	walk uint8
 	// kids is link's count of children, to size children in one allocation for all spans.
 	kids int32
+	// pre is the span's index in Graph.preorder.
+	pre int32
 }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
@@ -280,6 +282,8 @@ type Graph struct {
 	maxDepth int
 	// work counts the nodes and edges the builder visited; tests assert it stays linear.
 	work int
+	// requests caches the calls LLM responses asked for while the graph is built.
+	requests *llmRequests
 }
 
 // Options tune the builder.
@@ -302,6 +306,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	chains := opts.Chains.withDefaults()
 	g := &Graph{TraceID: traceID}
 	byID := make(map[pcommon.SpanID]*Span, len(spans))
+	g.Spans = make([]*Span, 0, len(spans))
 	for _, s := range spans {
 		g.work++
 		if _, dup := byID[s.ID]; dup {
@@ -311,7 +316,7 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 		byID[s.ID] = s
 		g.Spans = append(g.Spans, s)
 	}
-	slices.SortFunc(g.Spans, spanCompare)
+	sortSpans(g.Spans)
 
 	g.link(byID)
 	for _, s := range g.Spans {
@@ -350,16 +355,32 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.price(chains, opts.Prices)
 	g.rollup()
 	g.measure()
+	g.requests = nil
 	return g
 }
 
-// spanCompare orders spans by start time, then span id: a total order (ids are unique
-// after de-duplication), so the order is deterministic.
-func spanCompare(a, b *Span) int {
-	if c := cmp.Compare(a.Pdata.StartTimestamp(), b.Pdata.StartTimestamp()); c != 0 {
-		return c
+// sortSpans orders spans by start time, then span id: a total order (ids are unique after
+// de-duplication), so the order is deterministic. The keys are read once per span, not
+// once per comparison (a span's start time sits behind pdata's wrappers).
+func sortSpans(spans []*Span) {
+	type key struct {
+		start pcommon.Timestamp
+		id    uint64 // the span id's bytes, big-endian: compares as bytes.Compare does
+		s     *Span
 	}
-	return bytes.Compare(a.ID[:], b.ID[:])
+	keys := make([]key, len(spans))
+	for i, s := range spans {
+		keys[i] = key{s.Pdata.StartTimestamp(), binary.BigEndian.Uint64(s.ID[:]), s}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	for i := range keys {
+		spans[i] = keys[i].s
+	}
 }
 
 // link resolves parents, cuts parent loops and counts orphans.
@@ -444,6 +465,7 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		g.work++
+		s.pre = int32(len(g.preorder))
 		g.preorder = append(g.preorder, s)
 		for i := len(s.children) - 1; i >= 0; i-- {
 			stack = append(stack, s.children[i])
@@ -455,11 +477,20 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 // forest top-down in preorder, giving every span its nearest agent ancestor and the
 // nearest tool span between them.
 func (g *Graph) assignOwners() {
-	invs := make(map[*Span]*Invocation)
-	g.invocationOf = invs
+	n := 0
 	for _, s := range g.Spans {
 		if s.Role == RoleAgent {
-			inv := &Invocation{Index: len(g.Invocations), Span: s, Name: s.Name.Text}
+			n++
+		}
+	}
+	invs := make(map[*Span]*Invocation, n)
+	g.invocationOf = invs
+	slab := make([]Invocation, n) // one allocation for every run
+	g.Invocations = make([]*Invocation, 0, n)
+	for _, s := range g.Spans {
+		if s.Role == RoleAgent {
+			inv := &slab[len(g.Invocations)]
+			inv.Index, inv.Span, inv.Name = len(g.Invocations), s, s.Name.Text
 			g.Invocations = append(g.Invocations, inv)
 			invs[s] = inv
 		}
@@ -498,6 +529,13 @@ func (g *Graph) assignOwners() {
 // collect gathers each invocation's tools, LLM calls, content and allowed tools;
 // countDelegations keeps the delegation calls among the tool calls (the old counting).
 func (g *Graph) collect(chains Chains, countDelegations bool) {
+	ntools := 0
+	for _, s := range g.Spans {
+		if s.owner != nil && s.Role == RoleTool {
+			ntools++
+		}
+	}
+	calls := make([]ToolCall, ntools) // one allocation for every call
 	for _, s := range g.Spans {
 		inv := s.owner
 		if inv == nil {
@@ -505,7 +543,9 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 		}
 		switch s.Role {
 		case RoleTool:
-			tc := &ToolCall{
+			tc := &calls[0]
+			calls = calls[1:]
+			*tc = ToolCall{
 				Span: s, Name: s.Name.Text,
 				Args:   resolve(s.Pdata, chains.ToolArgs, nil),
 				Result: resolve(s.Pdata, chains.ToolResult, nil),
@@ -519,6 +559,7 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 	// An agent offers the same tool definitions on every run (and every model call of a
 	// run carries them): the names in one definitions text are read once per trace.
 	toolSets := map[string][]string{}
+	texts := pathTexts{} // the definitions at a KEY#a.b place, rendered once per trace too
 	for _, inv := range g.Invocations {
 		var first, last *Span
 		if len(inv.llms) > 0 {
@@ -526,7 +567,7 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 		}
 		inv.Input = resolve(inv.Span.Pdata, chains.Input, first)
 		inv.Output = resolve(inv.Span.Pdata, chains.Output, last)
-		if tools := resolve(inv.Span.Pdata, chains.AllowedTools, first); tools.Found() {
+		if tools := resolveIn(inv.Span.Pdata, chains.AllowedTools, first, texts); tools.Found() {
 			names, ok := toolSets[tools.Text]
 			if !ok {
 				names = toolNames(tools.Text)

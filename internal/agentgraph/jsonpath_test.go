@@ -10,6 +10,16 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
+// jsonPath is what lookupPlace reads at a KEY#a.b place: the raw value at the path,
+// rendered as text.
+func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
+	raw, ok := jsonPathValue(attrs, key, path)
+	if !ok {
+		return "", false
+	}
+	return renderPathValue(raw)
+}
+
 // jsonPathDecodeAll is jsonPath's definition: the whole attribute decoded, then the path
 // followed through the decoded objects.
 func jsonPathDecodeAll(attrs pcommon.Map, key, path string) (string, bool) {
@@ -93,4 +103,39 @@ func TestJSONPathDecodesOnlyThePath(t *testing.T) {
 		}
 	}
 	require.Greater(t, found, 100, "most paths into the captures' JSON attributes resolve")
+}
+
+// TestPathTextsRemember: resolving through a graph's memo of KEY#a.b renderings gives what
+// resolving without it gives, on every span of the bundled captures, for every chain with
+// such a place, the second time (from the memo) as the first.
+func TestPathTextsRemember(t *testing.T) {
+	chains := DefaultChains()
+	var withPath []Chain
+	for _, c := range []Chain{chains.AllowedTools, chains.Input, chains.Output} {
+		var places Chain
+		for _, p := range c {
+			if strings.Contains(p, "#") {
+				places = append(places, strings.TrimPrefix(p, "llm:"))
+			}
+		}
+		withPath = append(withPath, places)
+	}
+	texts := pathTexts{}
+	found := 0
+	for _, f := range corpusFiles(t) {
+		for _, spans := range SpansOf(readTraces(t, f)) {
+			for _, s := range spans {
+				for _, c := range withPath {
+					want := resolve(s.Pdata, c, nil)
+					require.Equal(t, want, resolveIn(s.Pdata, c, nil, texts), f)
+					require.Equal(t, want, resolveIn(s.Pdata, c, nil, texts), f)
+					if want.Found() {
+						found++
+					}
+				}
+			}
+		}
+	}
+	require.Greater(t, found, 10, "Google ADK's model requests hold tool definitions")
+	require.NotEmpty(t, texts)
 }

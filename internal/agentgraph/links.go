@@ -375,10 +375,10 @@ const RoleSourceRemoteAgentClient = "remote_agent_client"
 // to itself. It needs the two spans in different services (service.name) with no agent
 // span between them.
 func (g *Graph) remoteAgentStubs() {
-	// nearest[s]: the nearest agent span strictly above s; ownLLM[a]: an LLM span sits
-	// below agent span a with no agent span between.
-	nearest := make(map[*Span]*Span)
-	ownLLM := make(map[*Span]bool)
+	// nearest[s.pre]: the nearest agent span strictly above s; ownLLM[a.pre]: an LLM span
+	// sits below agent span a with no agent span between.
+	nearest := make([]*Span, len(g.preorder))
+	ownLLM := make([]bool, len(g.preorder))
 	var stubs []*Span
 	for _, s := range g.preorder {
 		g.work++
@@ -386,17 +386,17 @@ func (g *Graph) remoteAgentStubs() {
 		if p == nil {
 			continue
 		}
-		up := nearest[p]
+		up := nearest[p.pre]
 		if p.Role == RoleAgent {
 			up = p
 		}
 		if up == nil {
 			continue
 		}
-		nearest[s] = up
+		nearest[s.pre] = up
 		switch s.Role {
 		case RoleLLM:
-			ownLLM[up] = true
+			ownLLM[up.pre] = true
 		case RoleAgent:
 			if up.Name.Text == s.Name.Text && serviceName(up) != serviceName(s) && serviceName(s) != "" {
 				stubs = append(stubs, up)
@@ -404,7 +404,7 @@ func (g *Graph) remoteAgentStubs() {
 		}
 	}
 	for _, a := range stubs {
-		if !ownLLM[a] {
+		if !ownLLM[a.pre] {
 			a.Role, a.RoleSource = RoleOther, RoleSourceRemoteAgentClient
 		}
 	}

@@ -2,7 +2,6 @@ package agentgraph
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -46,7 +45,10 @@ func absent(s string) bool {
 }
 
 // lookupPlace resolves one attribute or event place on a span.
-func lookupPlace(s ptrace.Span, place string) (string, bool) {
+func lookupPlace(s ptrace.Span, place string) (string, bool) { return lookupPlaceIn(s, place, nil) }
+
+// lookupPlaceIn is lookupPlace with the KEY#a.b values rendered through texts (nil: none).
+func lookupPlaceIn(s ptrace.Span, place string, texts pathTexts) (string, bool) {
 	if rest, ok := strings.CutPrefix(place, "event:"); ok {
 		name, key, ok := strings.Cut(rest, ":")
 		if !ok {
@@ -70,7 +72,11 @@ func lookupPlace(s ptrace.Span, place string) (string, bool) {
 		return flattened(s.Attributes(), prefix)
 	}
 	if key, path, ok := strings.Cut(place, "#"); ok {
-		return jsonPath(s.Attributes(), key, path)
+		raw, ok := jsonPathValue(s.Attributes(), key, path)
+		if !ok {
+			return "", false
+		}
+		return texts.render(raw)
 	}
 	v, ok := s.Attributes().Get(place)
 	if !ok {
@@ -85,6 +91,11 @@ func lookupPlace(s ptrace.Span, place string) (string, bool) {
 
 // resolve walks a chain on a span. llm: places are looked up on llmChild (may be nil).
 func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
+	return resolveIn(s, chain, llmChild, nil)
+}
+
+// resolveIn is resolve with the KEY#a.b values rendered through texts (nil: none).
+func resolveIn(s ptrace.Span, chain Chain, llmChild *Span, texts pathTexts) Value {
 	for _, place := range chain {
 		target := s
 		p := place
@@ -94,7 +105,7 @@ func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
 			}
 			target, p = llmChild.Pdata, rest
 		}
-		if t, ok := lookupPlace(target, p); ok {
+		if t, ok := lookupPlaceIn(target, p, texts); ok {
 			return Value{Text: t, Source: place}
 		}
 	}
@@ -106,9 +117,9 @@ func resolve(s ptrace.Span, chain Chain, llmChild *Span) Value {
 func resolveInt(s ptrace.Span, chain Chain) (int64, string, bool) {
 	attrs := s.Attributes()
 	for _, key := range chain {
-		if attr, field, ok := strings.Cut(key, "#"); ok {
+		if h := strings.IndexByte(key, '#'); h >= 0 {
 			// KEY#FIELD: a number inside a JSON object attribute (Langfuse usage_details).
-			if n, ok := jsonField(attrs, attr, field); ok {
+			if n, ok := jsonField(attrs, key[:h], key[h+1:]); ok {
 				return n, key, true
 			}
 			continue
@@ -182,20 +193,21 @@ func jsonNumber(attrs pcommon.Map, key, field string) (float64, bool) {
 	return n, ok
 }
 
-// jsonPath resolves KEY#a.b: the value at the dotted path inside the JSON object held in
-// attribute KEY (Google ADK's gcp.vertex.agent.llm_request#config.tools), rendered as text.
-func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
+// jsonPathValue is the raw value at KEY#a.b, undecoded: the value at the dotted path inside
+// the JSON object held in attribute KEY (Google ADK's gcp.vertex.agent.llm_request#
+// config.tools). lookupPlace renders it as text (renderPathValue).
+func jsonPathValue(attrs pcommon.Map, key, path string) (string, bool) {
 	v, ok := attrs.Get(key)
 	if !ok || v.Type() != pcommon.ValueTypeStr || !strings.Contains(v.Str(), `"`+path[strings.LastIndex(path, ".")+1:]+`"`) {
 		return "", false
 	}
-	// The whole attribute is checked once (json.Valid, as decoding it all did), then the
-	// objects on the path are scanned without decoding: the attribute may hold a whole
-	// model request, and only the value at the path is decoded. The last of duplicate keys
-	// wins, as in a decoded map. (One difference: a number out of float64's range in
-	// another member no longer hides the value.)
-	raw := []byte(v.Str())
-	if !json.Valid(raw) {
+	// The whole attribute is checked once (validJSON: json.Valid's verdict, as decoding it
+	// all did), then the objects on the path are scanned without decoding: the attribute
+	// may hold a whole model request, and only the value at the path is decoded. The last
+	// of duplicate keys wins, as in a decoded map. (One difference: a number out of
+	// float64's range in another member no longer hides the value.)
+	raw := v.Str()
+	if !validJSON(raw) {
 		return "", false
 	}
 	for seg := range strings.SplitSeq(path, ".") {
@@ -204,8 +216,14 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 			return "", false // not an object (null included), or no such member
 		}
 	}
+	return raw, true
+}
+
+// renderPathValue renders a raw value found at a KEY#a.b place as text: decoded, then
+// re-encoded (strings bare); false when it does not decode or is a capture-off placeholder.
+func renderPathValue(raw string) (string, bool) {
 	var cur any
-	if json.Unmarshal(raw, &cur) != nil {
+	if json.Unmarshal(bytesOf(raw), &cur) != nil {
 		return "", false
 	}
 	t := jsonText(cur)
@@ -215,18 +233,40 @@ func jsonPath(attrs pcommon.Map, key, path string) (string, bool) {
 	return t, true
 }
 
+// pathTexts memoizes renderPathValue for one graph, keyed by the raw value: an agent
+// offers the same tool definitions on every run, in every model request of it.
+type pathTexts map[string]pathText
+
+type pathText struct {
+	text string
+	ok   bool
+}
+
+// render is renderPathValue(raw), remembered when texts is not nil.
+func (texts pathTexts) render(raw string) (string, bool) {
+	if texts == nil {
+		return renderPathValue(raw)
+	}
+	if t, ok := texts[raw]; ok {
+		return t.text, t.ok
+	}
+	t, ok := renderPathValue(raw)
+	texts[raw] = pathText{t, ok}
+	return t, ok
+}
+
 // memberOf returns the raw value of the last member named key of the object raw holds
 // (leading white space allowed); raw must be valid JSON. ok is false when raw is not an
 // object or has no such member.
-func memberOf(raw []byte, key string) (val []byte, ok bool) {
+func memberOf(raw, key string) (val string, ok bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
+		return "", false
 	}
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
 		kEnd := skipString(raw, i)
-		k := raw[i+1 : kEnd-1]
+		k := raw[i:kEnd]
 		i = skipSpace(raw, kEnd)
 		i = skipSpace(raw, i+1) // the ':'
 		vEnd := skipValue(raw, i)
@@ -241,18 +281,16 @@ func memberOf(raw []byte, key string) (val []byte, ok bool) {
 	return val, ok
 }
 
-// keyIs reports whether the raw (still quoted-content) object key k decodes to key.
-func keyIs(k []byte, key string) bool {
-	if !slices.Contains(k, '\\') {
-		return string(k) == key
+// keyIs reports whether the raw object key k (a JSON string token) decodes to key.
+func keyIs(k, key string) bool {
+	if strings.IndexByte(k, '\\') < 0 {
+		return k[1:len(k)-1] == key
 	}
-	var s string
-	q := make([]byte, 0, len(k)+2)
-	q = append(append(append(q, '"'), k...), '"')
-	return json.Unmarshal(q, &s) == nil && s == key
+	s, ok := rawString(k)
+	return ok && s == key
 }
 
-func skipSpace(b []byte, i int) int {
+func skipSpace(b string, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
@@ -260,7 +298,7 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at b[i] (a '"').
-func skipString(b []byte, i int) int {
+func skipString(b string, i int) int {
 	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
@@ -273,7 +311,7 @@ func skipString(b []byte, i int) int {
 }
 
 // skipValue returns the index after the valid JSON value starting at b[i].
-func skipValue(b []byte, i int) int {
+func skipValue(b string, i int) int {
 	if i >= len(b) {
 		return i
 	}

@@ -1,0 +1,169 @@
+package agentgraph
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Reading JSON without decoding it into any: the readers that look at a few members of a
+// large value (the calls a model response asked for, LangGraph Commands, the text of a
+// response) scan the raw text instead, decoding only the strings they read. The text is first checked to be what json.Unmarshal into any
+// accepts (decodable), so a reader sees a value exactly when decoding would have given one.
+
+// bytesOf is s as a byte slice without a copy, for json.Unmarshal, which only reads its
+// input; it must never be written to.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// decodable reports whether json.Unmarshal of raw into an any succeeds: raw is one valid
+// JSON value (validJSON, json.Valid's verdict) and every number in it is within float64's
+// range.
+func decodable(raw string) bool {
+	return validJSON(raw) && numbersInRange(raw)
+}
+
+// numbersInRange reports whether every number of the valid JSON text raw parses as a
+// float64 (only a number with an exponent or more than 300 digits can fail).
+func numbersInRange(raw string) bool {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c == '"':
+			i = skipString(raw, i)
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := skipValue(raw, i)
+			if tok := raw[i:j]; (len(tok) > 300 || strings.ContainsAny(tok, "eE")) && !floatFits(tok) {
+				return false
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return true
+}
+
+func floatFits(tok string) bool {
+	_, err := strconv.ParseFloat(tok, 64)
+	return err == nil
+}
+
+// rawMember is one member of a JSON object left undecoded: its decoded key and its raw
+// value (no surrounding white space).
+type rawMember struct {
+	key, val string
+}
+
+// rawMembers lists the members of the object the valid JSON text raw holds, sorted by key,
+// one per key: the last of duplicate keys, as a decoded map keeps. ok is false when raw is
+// not an object.
+func rawMembers(raw string) (members []rawMember, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	dups := false
+	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '"'; {
+		kEnd := skipString(raw, i)
+		k, _ := rawString(raw[i:kEnd])
+		i = skipSpace(raw, kEnd)
+		i = skipSpace(raw, i+1) // the ':'
+		vEnd := skipValue(raw, i)
+		members = append(members, rawMember{k, raw[i:vEnd]})
+		i = skipSpace(raw, vEnd)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	// Stable: among members of one key, the last stays last.
+	sort.SliceStable(members, func(a, b int) bool { return members[a].key < members[b].key })
+	for j := 1; j < len(members); j++ {
+		if members[j].key == members[j-1].key {
+			dups = true
+			break
+		}
+	}
+	if dups {
+		out := members[:0]
+		for j, m := range members {
+			if j+1 < len(members) && members[j+1].key == m.key {
+				continue
+			}
+			out = append(out, m)
+		}
+		members = out
+	}
+	return members, true
+}
+
+// member is the raw value of key among members (sorted by rawMembers).
+func member(members []rawMember, key string) (string, bool) {
+	j := sort.Search(len(members), func(j int) bool { return members[j].key >= key })
+	if j < len(members) && members[j].key == key {
+		return members[j].val, true
+	}
+	return "", false
+}
+
+// memberString is the string value of key among members; ok is false when there is none
+// or the value is not a string.
+func memberString(members []rawMember, key string) (string, bool) {
+	if v, ok := member(members, key); ok {
+		return rawString(v)
+	}
+	return "", false
+}
+
+// rawElements calls fn with the raw value of every element of the array the valid JSON
+// text raw holds; it reports false (and calls nothing) when raw is not an array.
+func rawElements(raw string, fn func(elem string)) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return false
+	}
+	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] != ']'; {
+		end := skipValue(raw, i)
+		fn(raw[i:end])
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return true
+}
+
+// rawString decodes the JSON string token raw (quotes included) as json.Unmarshal does
+// (invalid UTF-8 replaced); ok is false when raw is not a string.
+func rawString(raw string) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	if strings.IndexByte(body, '\\') < 0 && utf8.ValidString(body) {
+		return body, true
+	}
+	var s string
+	if json.Unmarshal(bytesOf(raw), &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// rawText is jsonText of the decoded raw value ("null" for a missing one, raw == ""):
+// strings bare, everything else re-encoded as encoding/json writes it.
+func rawText(raw string) string {
+	if raw == "" {
+		return "null"
+	}
+	if s, ok := rawString(raw); ok {
+		return s
+	}
+	var v any
+	if json.Unmarshal(bytesOf(raw), &v) != nil {
+		return ""
+	}
+	return jsonText(v)
+}
