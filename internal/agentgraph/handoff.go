@@ -48,7 +48,9 @@ const (
 	AttrTraceComplete = "handoff.trace.complete"
 	AttrReleaseReason = "handoff.trace.release_reason"
 	// AttrLateSpan marks spans forwarded outside their trace: late ones, and any that
-	// arrived while the processor was not running. They are not assembled or judged again.
+	// arrived while the processor was not running. The exporter does not judge them again;
+	// a handoff processor further down that assembles them into a trace of its own hands
+	// them over as part of that trace (BatchTraces).
 	AttrLateSpan = "handoff.late_span"
 	// AttrInvalidTraceID marks spans whose trace id is all zeros: they belong to no trace,
 	// so they are forwarded as they come, never assembled, and must not be judged.
