@@ -68,6 +68,84 @@ func ContentValue(text string, roles MessageRoles) any {
 	return text
 }
 
+// ContentPreview is ContentValue(text, roles) cut to what the first n bytes of its JSON
+// encoding (encoding/json's: map keys sorted, HTML escaped) show: the members and elements
+// whose encoding starts after those bytes are left out, so that the two encodings agree on
+// at least their first n bytes, and entirely when nothing is left out. A quote of the value
+// kept to n bytes needs no more, and the rest of the content is not decoded.
+func ContentPreview(text string, roles MessageRoles, n int) any {
+	t := strings.TrimSpace(text)
+	if t == "" || (t[0] != '[' && t[0] != '{') || !validJSON(t) || !numbersInRange(t) {
+		return ContentValue(text, roles)
+	}
+	// As ContentValue when every number fits: the message text, parsed when it parses,
+	// or the content itself.
+	if m, ok := rawMessageText(t, roles); ok {
+		if mt := strings.TrimSpace(m); mt != "" && validJSON(mt) {
+			v, _, _ := previewValue(mt, skipSpace(mt, 0), n)
+			return v
+		}
+		if v, ok := ParseJSON(m); ok {
+			return v
+		}
+		return m
+	}
+	v, _, _ := previewValue(t, 0, n)
+	return v
+}
+
+// previewValue is scanValue keeping only what the first budget bytes of the value's
+// encoding show; shown is a lower bound of how many leading bytes of the encoding of what
+// it returns agree with the full value's (all of them, its whole length, when nothing was
+// left out). Every byte of a decoded string encodes to at least one byte.
+func previewValue(raw string, i, budget int) (v any, end, shown int) {
+	switch raw[i] {
+	case '{':
+		end = skipValue(raw, i)
+		members, _ := rawMembers(raw[i:end])
+		m := make(map[string]any, len(members))
+		shown = 1 // {
+		for j, mb := range members {
+			if shown >= budget {
+				return m, end, shown // the encodings part at the next member
+			}
+			if j > 0 {
+				shown++ // ,
+			}
+			shown += len(mb.key) + 3 // "key":
+			x, _, s := previewValue(mb.val, 0, budget-shown)
+			m[mb.key] = x
+			shown += s
+		}
+		return m, end, shown + 1 // }
+	case '[':
+		a := []any{}
+		shown = 1
+		j := skipSpace(raw, i+1)
+		for raw[j] != ']' {
+			if shown >= budget {
+				return a, skipValue(raw, i), shown
+			}
+			if len(a) > 0 {
+				shown++
+			}
+			x, e, s := previewValue(raw, j, budget-shown)
+			a = append(a, x)
+			shown += s
+			if j = skipSpace(raw, e); raw[j] == ',' {
+				j = skipSpace(raw, j+1)
+			}
+		}
+		return a, j + 1, shown + 1 // ]
+	case '"':
+		end = skipString(raw, i)
+		s, _ := rawString(raw[i:end])
+		return s, end, len(s) + 2
+	}
+	v, end = scanValue(raw, i)
+	return v, end, 1 // a number, true, false or null: at least one byte
+}
+
 // numbersFit reports whether every number of v (decoded with json.Number) is in float64's
 // range, as json.Unmarshal into any requires.
 func numbersFit(v any) bool {

@@ -219,8 +219,8 @@ func TestContentValueScanAgrees(t *testing.T) {
 	require.Greater(t, messages, 100, "the captures hold chat-message content")
 }
 
-// FuzzContentValue: ContentValue, MessageText and ParseJSON agree with their decoding definitions on
-// any input. The seeds are the edge cases; run it with -fuzz=FuzzContentValue.
+// FuzzContentValue: ContentValue, MessageText and ParseJSON agree with their decoding
+// definitions on any input, and ContentPreview with ContentValue. The seeds are the edge cases; run it with -fuzz=FuzzContentValue.
 func FuzzContentValue(f *testing.F) {
 	for _, s := range append(append([]string{}, edgeValues...), contentEdgeValues...) {
 		f.Add(s)
@@ -233,6 +233,11 @@ func FuzzContentValue(f *testing.F) {
 		for _, roles := range []MessageRoles{AssistantRoles, UserRoles} {
 			if want, got := contentValueDecoded(s, roles), ContentValue(s, roles); !equalValues(want, got) {
 				t.Fatalf("ContentValue(%q) = %#v, decoding gives %#v", s, got, want)
+			}
+			for _, n := range []int{3, 201} {
+				if ok, full, preview := previewAgrees(s, roles, n); !ok {
+					t.Fatalf("ContentPreview(%q, %d) encodes to %s, the full value to %s", s, n, preview, full)
+				}
 			}
 			want, wantOK := messageTextDecoded(s, roles)
 			if got, ok := MessageText(s, roles); got != want || ok != wantOK {
@@ -296,4 +301,36 @@ func BenchmarkContentValue(b *testing.B) {
 			}
 		})
 	}
+}
+
+// previewAgrees reports whether ContentPreview(s, roles, n) encodes (encoding/json, as a
+// result's quote does) to the same first n bytes as ContentValue(s, roles), and is the same
+// value when n exceeds that encoding.
+func previewAgrees(s string, roles MessageRoles, n int) (ok bool, full, preview []byte) {
+	fullV, previewV := ContentValue(s, roles), ContentPreview(s, roles, n)
+	full, _ = json.Marshal(fullV)
+	preview, _ = json.Marshal(previewV)
+	if n > len(full) {
+		return assert.ObjectsAreEqual(fullV, previewV), full, preview
+	}
+	return len(preview) >= n && string(preview[:n]) == string(full[:n]), full, preview
+}
+
+// TestContentPreviewAgrees: the preview's encoding agrees with the full value's on the
+// bytes asked for, on every attribute value of the captures and the edge cases, at cuts
+// from 1 byte to more than any value; and the preview decodes less of a large value.
+func TestContentPreviewAgrees(t *testing.T) {
+	cut := 0
+	for _, in := range append(append(captureValues(t), edgeValues...), contentEdgeValues...) {
+		for _, roles := range []MessageRoles{AssistantRoles, UserRoles} {
+			for _, n := range []int{1, 2, 7, 64, 201, 1 << 30} {
+				ok, full, preview := previewAgrees(in, roles, n)
+				require.True(t, ok, "content %.300q, n=%d:\nfull    %.400s\npreview %.400s", in, n, full, preview)
+				if len(preview) < len(full) {
+					cut++
+				}
+			}
+		}
+	}
+	require.Greater(t, cut, 1000, "large values are cut")
 }
