@@ -10,7 +10,7 @@ import (
 
 // contentValueTwoPass is ContentValue's definition: the message text when the content is
 // a message format, then that text parsed as JSON when it parses. ContentValue computes it
-// decoding the content once.
+// in one reading of the content (scanned; see TestContentValueScanAgrees).
 func contentValueTwoPass(text string, roles MessageRoles) any {
 	if t, ok := MessageText(text, roles); ok {
 		text = t

@@ -17,8 +17,8 @@
 //     awaiting_approval, with its evidence), Invocation.AwaitingApproval,
 //     Invocation.LLMCalls and Invocation.AllowedToolNames (ToolNamesOf);
 //   - content: Value (text and the chain place it came from, or the places tried), the
-//     chat-message formats (MessageText, ContentValue), ParseJSON, and Span.InputText (what
-//     an LLM call was given);
+//     chat-message formats (MessageText, ContentValue, and ContentPreview for a quote of
+//     its first bytes), ParseJSON, and Span.InputText (what an LLM call was given);
 //   - tool calls: ToolCall (arguments and result as Values, Params, ParsedArgs,
 //     TriggerTarget, Delegation and Targets), Edge.Call (the delegation call that carried a
 //     handoff);

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -104,9 +103,7 @@ func decodedCollect(v any, add func(id, name string, args any), depth int) {
 // lookup can return.
 func captureValues(t *testing.T) []string {
 	files := corpusFiles(t)
-	shared, err := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "otlp", "*.json"))
-	require.NoError(t, err)
-	files = append(files, shared...)
+	files = append(files, sharedCorpusFiles(t)...)
 	var vals []string
 	seen := map[string]bool{}
 	add := func(attrs pcommon.Map) {

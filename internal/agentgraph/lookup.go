@@ -297,17 +297,25 @@ func skipSpace(b string, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] (a '"').
+// skipString returns the index after the string starting at b[i] (a '"'): after the first
+// quote not escaped, one preceded by an even run of backslashes (len(b) when none).
 func skipString(b string, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	start := i + 1
+	for j := start; ; {
+		k := strings.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
 		}
+		q := j + k
+		p := q - 1
+		for p >= start && b[p] == '\\' {
+			p--
+		}
+		if (q-1-p)%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return i
 }
 
 // skipValue returns the index after the valid JSON value starting at b[i].

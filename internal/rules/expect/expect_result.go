@@ -30,7 +30,9 @@ func (te *TraceEval) evalResult(r *check.Result, a *logicalAgent, e *celexpr.Exp
 	vars := map[string]any{"status": f.status, "error": f.err, "context": te.ctx}
 	var unknown []*cel.AttributePatternType
 	if f.outputFound {
-		vars["output"] = f.output
+		if e.Uses("output") { // else only Actual quotes it, from its first bytes
+			vars["output"] = te.output(inv)
+		}
 	} else {
 		unknown = append(unknown, cel.AttributePattern("output"))
 	}

@@ -35,7 +35,11 @@ type runFacts struct {
 	// statusWhy says which evidence decided the status.
 	statusWhy string
 	err       string
-	output    any
+	// outputText is the captured output content; output its value (contentValue),
+	// decoded only for an expression that reads it (TraceEval.output: outputDecoded).
+	outputText    string
+	output        any
+	outputDecoded bool
 	// outputFound is false when no output content was captured.
 	outputFound bool
 	outputFrom  string
@@ -46,12 +50,12 @@ type runFacts struct {
 
 // factsOf binds status, error and output of an invocation: the model's run status
 // (agentgraph.Invocation.Status) and its output content, where a chat-messages array gives
-// its last assistant message.
+// its last assistant message (its value is decoded when read: TraceEval.output).
 func factsOf(inv *agentgraph.Invocation) runFacts {
 	st := inv.Status()
 	f := runFacts{status: st.State, statusWhy: st.Why, err: st.Error}
 	if inv.Output.Found() {
-		f.output, f.outputFound, f.outputFrom = contentValue(inv.Output.Text, assistantRoles), true, inv.Output.Source
+		f.outputText, f.outputFound, f.outputFrom = inv.Output.Text, true, inv.Output.Source
 	}
 	return f
 }

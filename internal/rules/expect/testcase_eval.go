@@ -44,12 +44,25 @@ func (te *TraceEval) factsOf(inv *agentgraph.Invocation) runFacts {
 		f = factsOf(inv)
 		out := "not captured"
 		if f.outputFound {
-			out = show(f.output)
+			// show keeps maxShown bytes of the output's encoding and reads one more to
+			// know whether it cuts: the preview decodes no more than those bytes show.
+			out = show(agentgraph.ContentPreview(f.outputText, assistantRoles, maxShown+1))
 		}
 		f.shown = fmt.Sprintf("status %q, error %s, output %s", f.status, show(f.err), out)
 		te.facts[inv] = f
 	}
 	return f
+}
+
+// output is the value of inv's output (contentValue of its facts' outputText), decoded
+// on the first read and kept with the facts for the other cases on the trace.
+func (te *TraceEval) output(inv *agentgraph.Invocation) any {
+	f := te.factsOf(inv)
+	if !f.outputDecoded {
+		f.output, f.outputDecoded = contentValue(f.outputText, assistantRoles), true
+		te.facts[inv] = f
+	}
+	return f.output
 }
 
 // contextHint lists the context keys when an expression that reads context failed on a
