@@ -11,8 +11,10 @@ import (
 )
 
 // sharedCorpusFiles are the OTLP files of the shared corpus (shared/corpus/otlp in a
-// directory above the repository: /work/shared beside /work/main, or further up from a
-// worktree).
+// directory above the repository: beside the checkout, or further up from a worktree), or
+// none when there is no such folder (a fresh clone, CI). Its Phoenix traces are under the
+// Elastic License 2.0 and not copied into testdata (testdata/corpus/SOURCES.md); the rest of
+// it is in testdata/corpus, which the tests always read.
 func sharedCorpusFiles(t testing.TB) []string {
 	dir, err := filepath.Abs(".")
 	require.NoError(t, err)
@@ -23,7 +25,10 @@ func sharedCorpusFiles(t testing.TB) []string {
 			return files
 		}
 		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "no shared/corpus/otlp above the package")
+		if parent == dir {
+			t.Logf("no shared/corpus/otlp above the package: its Phoenix traces are not read")
+			return nil
+		}
 		dir = parent
 	}
 }
