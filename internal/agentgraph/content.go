@@ -285,16 +285,6 @@ func partsText(m string) string {
 	return sb.String()
 }
 
-// objectString is the string value of the last member named key of the raw object; ok is
-// false when there is none or it is not a string.
-func objectString(obj, key string) (string, bool) {
-	v, ok := memberOf(obj, key)
-	if !ok {
-		return "", false
-	}
-	return rawString(v)
-}
-
 // blocksText is the concatenated "text" of raw objects, each of which must have one.
 func blocksText(items []string) (string, bool) {
 	var sb strings.Builder
@@ -309,20 +299,6 @@ func blocksText(items []string) (string, bool) {
 		return "", false
 	}
 	return sb.String(), true
-}
-
-// firstElement is the raw first element of the array the valid JSON text raw holds; ok is
-// false when raw is not an array or is empty.
-func firstElement(raw string) (string, bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
-		return "", false
-	}
-	i = skipSpace(raw, i+1)
-	if i >= len(raw) || raw[i] == ']' {
-		return "", false
-	}
-	return raw[i:skipValue(raw, i)], true
 }
 
 // ParseJSON parses text as one JSON value. Integral numbers written without a fraction or

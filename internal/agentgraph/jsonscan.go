@@ -11,8 +11,11 @@ import (
 
 // Reading JSON without decoding it into any: the readers that look at a few members of a
 // large value (the calls a model response asked for, LangGraph Commands, the text of a
-// response) scan the raw text instead, decoding only the strings they read. The text is first checked to be what json.Unmarshal into any
-// accepts (decodable), so a reader sees a value exactly when decoding would have given one.
+// response) scan the raw text instead, decoding only the strings they read. The text is first
+// checked to be what json.Unmarshal into any accepts (decodable), so a reader sees a value
+// exactly when decoding would have given one. This file holds every primitive of the
+// scanner (members, elements, strings, skipping values); its readers are in content.go,
+// delegation.go and lookup.go.
 
 // bytesOf is s as a byte slice without a copy, for json.Unmarshal, which only reads its
 // input; it must never be written to.
@@ -166,4 +169,128 @@ func rawText(raw string) string {
 		return ""
 	}
 	return jsonText(v)
+}
+
+// objectString is the string value of the last member named key of the raw object; ok is
+// false when there is none or it is not a string.
+func objectString(obj, key string) (string, bool) {
+	v, ok := memberOf(obj, key)
+	if !ok {
+		return "", false
+	}
+	return rawString(v)
+}
+
+// firstElement is the raw first element of the array the valid JSON text raw holds; ok is
+// false when raw is not an array or is empty.
+func firstElement(raw string) (string, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return "", false
+	}
+	i = skipSpace(raw, i+1)
+	if i >= len(raw) || raw[i] == ']' {
+		return "", false
+	}
+	return raw[i:skipValue(raw, i)], true
+}
+
+// memberOf returns the raw value of the last member named key of the object raw holds
+// (leading white space allowed); raw must be valid JSON. ok is false when raw is not an
+// object or has no such member.
+func memberOf(raw, key string) (val string, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return "", false
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] == '"' {
+		kEnd := skipString(raw, i)
+		k := raw[i:kEnd]
+		i = skipSpace(raw, kEnd)
+		i = skipSpace(raw, i+1) // the ':'
+		vEnd := skipValue(raw, i)
+		if keyIs(k, key) {
+			val, ok = raw[i:vEnd], true
+		}
+		i = skipSpace(raw, vEnd)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return val, ok
+}
+
+// keyIs reports whether the raw object key k (a JSON string token) decodes to key.
+func keyIs(k, key string) bool {
+	if strings.IndexByte(k, '\\') < 0 {
+		return k[1:len(k)-1] == key
+	}
+	s, ok := rawString(k)
+	return ok && s == key
+}
+
+func skipSpace(b string, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] (a '"'): after the first
+// quote not escaped, one preceded by an even run of backslashes (len(b) when none).
+func skipString(b string, i int) int {
+	start := i + 1
+	for j := start; ; {
+		k := strings.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		q := j + k
+		p := q - 1
+		for p >= start && b[p] == '\\' {
+			p--
+		}
+		if (q-1-p)%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
+	}
+}
+
+// skipValue returns the index after the valid JSON value starting at b[i].
+func skipValue(b string, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
 }
