@@ -50,7 +50,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 # The distribution's version (ocb manifest: dist.version): the image tag.
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test bench loadtest scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
+.PHONY: all install-tools build run test bench loadtest loadtest-profile scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
@@ -207,6 +207,13 @@ LOAD_DURATION ?= 15s
 LOAD_RATE ?= 50000
 loadtest: $(BINARY)
 	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE)
+
+## loadtest-profile: the full pipeline's load-test runs alone, with a CPU profile of each load
+## phase and a heap profile as it ends in _build/profiles (go tool pprof _build/otelcol-handoff FILE)
+loadtest-profile: $(BINARY)
+	@mkdir -p $(BUILD_DIR)/profiles
+	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE) \
+		--only handoff --profile $(BUILD_DIR)/profiles
 
 ## scaling: the scaling benchmarks (spans per trace 10..10,000, rules 1..100) into
 ## docs/scaling-bench.txt, drawn by cmd/perfplot as docs/scaling.svg

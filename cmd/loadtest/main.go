@@ -32,6 +32,8 @@ func main() {
 	flag.IntVar(&o.Batch, "batch", 5, "traces per request")
 	flag.StringVar(&o.TracesDir, "traces", "testdata/traces", "folder of the OTLP/JSON captures")
 	flag.IntVar(&o.Templates, "templates", 240, "trace templates built from the captures")
+	flag.StringVar(&o.ProfileDir, "profile", "", "save a CPU and a heap profile of each run into this folder (the collector's pprof extension)")
+	flag.StringVar(&o.Only, "only", "", "run only the pipelines whose names contain this (bare, tail_sampling, handoff); the retained-memory figure is still measured")
 	flag.Parse()
 	o.Progress = os.Stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,12 @@ type Options struct {
 	// (handoffprocessortest.Retained; the caller gives it, as no package under internal/
 	// imports a component).
 	Retained func(*workload.Workload) (perSpan, protoPerSpan float64, err error)
+	// ProfileDir, if set, gets a CPU profile of each run's load phase and a heap profile
+	// taken as the load ends, from the collector's pprof extension
+	// (<pipeline>-<offered>.cpu.pprof, .heap.pprof).
+	ProfileDir string
+	// Only, if set, runs just the pipelines whose names contain it.
+	Only string
 }
 
 func (o Options) validate() error {
@@ -151,6 +158,9 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 	}
 	for _, rate := range rates {
 		for _, p := range Pipelines {
+			if !strings.Contains(p.Name, o.Only) {
+				continue
+			}
 			if o.Progress != nil {
 				fmt.Fprintf(o.Progress, "loadtest: %s, %s, %s\n", p.Name, offered(rate), o.Duration)
 			}
@@ -160,6 +170,9 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 			}
 			rep.Runs = append(rep.Runs, r)
 		}
+	}
+	if o.Retained == nil {
+		return rep, nil
 	}
 	rep.RetainedPerSpan, rep.ProtoBytesPerSpan, err = o.Retained(w)
 	if err != nil {
@@ -178,18 +191,22 @@ func offered(rate int) string {
 
 func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, rate int) (Run, error) {
 	r := Run{Pipeline: p.Name, Rate: rate}
-	ports, err := freeport.Ports(3)
+	ports, err := freeport.Ports(4)
 	if err != nil {
 		return r, err
 	}
-	otlpPort, healthPort, metricsPort := ports[0], ports[1], ports[2]
+	otlpPort, healthPort, metricsPort, pprofPort := ports[0], ports[1], ports[2], ports[3]
 	dir, err := os.MkdirTemp("", "loadtest")
 	if err != nil {
 		return r, err
 	}
 	defer os.RemoveAll(dir)
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(p.Config, otlpPort, healthPort, metricsPort)), 0o600); err != nil {
+	config := fmt.Sprintf(p.Config, otlpPort, healthPort, metricsPort)
+	if o.ProfileDir != "" {
+		config = withPprof(config, pprofPort)
+	}
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		return r, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Duration+2*time.Minute)
@@ -251,9 +268,30 @@ func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, ra
 		watcher.Wait()
 	}()
 
+	var profiled sync.WaitGroup
+	var profileErr error
+	if o.ProfileDir != "" {
+		base := filepath.Join(o.ProfileDir, slug(p.Name)+"-"+slug(offered(rate)))
+		pprofURL := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pprofPort)
+		seconds := max(1, int(o.Duration.Seconds())-1)
+		profiled.Add(1)
+		go func() {
+			defer profiled.Done()
+			if err := fetchProfile(ctx, fmt.Sprintf("%sprofile?seconds=%d", pprofURL, seconds), base+".cpu.pprof"); err != nil {
+				profileErr = errors.Join(profileErr, err)
+			}
+			if err := fetchProfile(ctx, pprofURL+"heap", base+".heap.pprof"); err != nil {
+				profileErr = errors.Join(profileErr, err)
+			}
+		}()
+	}
 	began := time.Now()
 	r.Accepted = send(ctx, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", otlpPort), w, began.Add(o.Duration), o.Senders, o.Batch, rate)
 	r.Seconds = time.Since(began).Seconds()
+	profiled.Wait()
+	if profileErr != nil {
+		return r, profileErr
+	}
 
 	// Drain: every accepted span has left the pipeline (timed releases included).
 	drainBy := time.Now().Add(60 * time.Second)
@@ -284,6 +322,49 @@ func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, ra
 		return r, err
 	}
 	return r, nil
+}
+
+// withPprof adds the pprof extension on port to a pipeline's config.
+func withPprof(config string, port int) string {
+	config = strings.Replace(config, "extensions: {health_check:", fmt.Sprintf("extensions: {pprof: {endpoint: \"127.0.0.1:%d\"}, health_check:", port), 1)
+	return strings.Replace(config, "extensions: [health_check]", "extensions: [health_check, pprof]", 1)
+}
+
+// fetchProfile saves one profile of the pprof extension.
+func fetchProfile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", url, resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("profile %s: %w", url, err)
+	}
+	return os.WriteFile(path, body, 0o600)
+}
+
+// slug is a name usable in a file name.
+func slug(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r >= 'A' && r <= 'Z':
+			b.WriteRune(r + 'a' - 'A')
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
 }
 
 // send offers the workload's traces from senders goroutines until deadline, each sender
