@@ -52,8 +52,8 @@ func pinnedRenderer(t *testing.T) []byte {
 	require.Equal(t, pin, pkg.Version, "e2e/clients/node_modules is stale: run `make e2e-clients`")
 	dist, err := os.ReadFile(filepath.Join(clientsDir, "node_modules", "mermaid", "dist", "mermaid.min.js"))
 	require.NoError(t, err)
-	if mermaidJS != nil {
-		require.True(t, bytes.Equal(inlineScript(dist), mermaidJS),
+	if bundled := mermaidJS(); bundled != nil {
+		require.True(t, bytes.Equal(inlineScript(dist), bundled),
 			"internal/report/assets/mermaid.min.js is not the pinned package's: run `make report-assets`")
 	}
 	return inlineScript(dist)

@@ -5,9 +5,11 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/gate"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
@@ -24,8 +26,9 @@ var assets embed.FS
 var pageTemplate = template.Must(template.ParseFS(assets, "assets/report.html.tmpl"))
 
 // mermaidJS is the bundled renderer, made safe to inline in a <script> element (nil when
-// the binary was built without it).
-var mermaidJS = loadMermaid()
+// the binary was built without it). Made on the first HTML report: a collector that writes
+// none does not hold its 5.5 MB on the heap.
+var mermaidJS = sync.OnceValue(loadMermaid)
 
 func loadMermaid() []byte {
 	b, err := assets.ReadFile("assets/mermaid.min.js")
@@ -47,7 +50,10 @@ func inlineScript(b []byte) []byte {
 
 // HasRenderer reports whether the HTML report carries the Mermaid renderer (the binary
 // was built with assets/mermaid.min.js).
-func HasRenderer() bool { return mermaidJS != nil }
+func HasRenderer() bool {
+	_, err := fs.Stat(assets, "assets/mermaid.min.js")
+	return err == nil
+}
 
 // HTML renders the run as one self-contained page: the verdict and totals, the gates, the
 // failures grouped by case, the failure clusters (by cluster and signature, with each
@@ -56,7 +62,7 @@ func HasRenderer() bool { return mermaidJS != nil }
 // click, redacted as the logs are. Everything is inline: the style, the data, and the
 // Mermaid renderer when the build bundled it (else each diagram shows as its source); the
 // page's content security policy forbids every network request.
-func (r *Run) HTML() []byte { return r.html(mermaidJS) }
+func (r *Run) HTML() []byte { return r.html(mermaidJS()) }
 
 func (r *Run) html(renderer []byte) []byte {
 	r.mu.Lock()
