@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +46,7 @@ func TestLoadTestHarness(t *testing.T) {
 	}
 	table := rep.String()
 	for _, want := range []string{
-		"| pipeline | offered | spans/s accepted | vs bare | CPU-s per 1M spans | vs bare | peak RSS MB | vs tail_sampling | spans in | spans out | in = out |",
+		"| pipeline | offered | spans/s accepted | vs bare | CPU-s per 1M spans | vs bare | vs tail_sampling | peak RSS MB | vs tail_sampling | spans in | spans out | in = out |",
 		"| " + loadtest.Bare + " | 4000 spans/s |", "| " + loadtest.TailSampling + " | 4000 spans/s |", "| " + loadtest.Full + " | 4000 spans/s |",
 		"| CPU-s per 1M spans, full pipeline / bare, at 4000 spans/s |",
 		"| peak RSS at 4000 spans/s, full / tail_sampling (same hold time) |",
@@ -53,4 +58,37 @@ func TestLoadTestHarness(t *testing.T) {
 		}
 	}
 	t.Log("\n" + table)
+}
+
+// TestLoadTestProfile runs `make loadtest-profile`'s harness for a second on the full
+// pipeline alone: the collector's pprof extension gives a CPU and a heap profile of the run,
+// each a gzipped pprof protobuf, and the other pipelines do not run.
+func TestLoadTestProfile(t *testing.T) {
+	dir := t.TempDir()
+	rep, err := loadtest.Execute(context.Background(), loadtest.Options{
+		Binary: collectorBinary(t), Duration: time.Second, Rate: 4000,
+		Senders: 2, Batch: 2, TracesDir: "../testdata/traces", Templates: 24,
+		ProfileDir: dir, Only: "handoff", Retained: handoffprocessortest.Retained,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Pipeline != loadtest.Full || !rep.Runs[0].Lossless() {
+		t.Fatalf("runs %+v, want the full pipeline alone, nothing lost", rep.Runs)
+	}
+	for _, kind := range []string{"cpu", "heap"} {
+		path := filepath.Join(dir, "otlp-handoff-assertion-10-rules-nop-4000-spans-s."+kind+".pprof")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: not a gzipped profile: %v", path, err)
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil || len(raw) == 0 {
+			t.Fatalf("%s: %d bytes of profile, %v", path, len(raw), err)
+		}
+	}
 }

@@ -171,9 +171,6 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 			rep.Runs = append(rep.Runs, r)
 		}
 	}
-	if o.Retained == nil {
-		return rep, nil
-	}
 	rep.RetainedPerSpan, rep.ProtoBytesPerSpan, err = o.Retained(w)
 	if err != nil {
 		return nil, err
