@@ -191,8 +191,21 @@ type Evaluation struct {
 // within eval_timeout, and leaves the judge's gradings to the caller (Evaluation.Grading):
 // no judge call is made here.
 func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
+	return e.evaluateDeferred(ctx, g, complete, false)
+}
+
+// EvaluateOutcomes is EvaluateDeferred for a caller that reads only each result's case,
+// step, outcome and cluster (the exporter when its metrics are its only output): the same
+// outcomes and clusters, without the texts that say why (Actual, Message, Spans and the
+// signature stay empty where a check kind can leave them so; see check.Trace.Quiet).
+func (e *Evaluator) EvaluateOutcomes(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
+	return e.evaluateDeferred(ctx, g, complete, true)
+}
+
+func (e *Evaluator) evaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete, quiet bool) Evaluation {
 	tc, cancel := e.newTraceCache(ctx, g)
 	defer cancel()
+	tc.Quiet = quiet
 	out := &check.Out{Results: make([]check.Result, 0, e.results)}
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
@@ -215,8 +228,10 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 // split separates the results decided now from those a grading decides.
 func (e *Evaluator) split(tc *traceCache, out *check.Out) Evaluation {
 	ev := Evaluation{TimedOut: tc.Ctx.Err() != nil}
-	check.StampClusters(out.Results)
-	check.NameQuotedSpans(out.Results, tc.G)
+	check.StampClusters(out.Results, tc.Quiet)
+	if !tc.Quiet {
+		check.NameQuotedSpans(out.Results, tc.G)
+	}
 	if len(out.Pending) == 0 {
 		ev.Now = out.Results
 		return ev
@@ -300,7 +315,7 @@ func (c *compiledCase) evaluate(tc *traceCache, complete bool, out *check.Out) {
 	if !c.expect.Empty() {
 		if tc.te == nil {
 			tc.te = expect.NewTraceEval(g)
-			tc.te.Deadline = tc.Ctx
+			tc.te.Deadline, tc.te.Quiet = tc.Ctx, tc.Quiet
 		}
 		out.Add(c.evaluateTestCase(base, tc.te)...)
 	}

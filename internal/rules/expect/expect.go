@@ -140,11 +140,13 @@ func fieldResult(base check.Result, id, action string) check.Result {
 }
 
 // agentResult is a field's result on agent a, decided by fill; a's spans come first in its
-// Spans, before the ones fill named.
-func agentResult(base check.Result, a *logicalAgent, id, action string, fill func(*check.Result)) check.Result {
+// Spans, before the ones fill named (none when quiet).
+func (te *TraceEval) agentResult(base check.Result, a *logicalAgent, id, action string, fill func(*check.Result)) check.Result {
 	r := fieldResult(base, id, action)
 	fill(&r)
-	r.Spans = append(a.spanIDs(), r.Spans...)
+	if !te.Quiet {
+		r.Spans = append(a.spanIDs(), r.Spans...)
+	}
 	return r
 }
 

@@ -2,6 +2,7 @@ package expect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
@@ -12,8 +13,18 @@ func noToolsExpected(tools []string) string {
 	return "none of " + strings.Join(tools, ", ") + " called"
 }
 
-func noToolCalls(r *check.Result, a *logicalAgent, forbidden []string) {
+func noToolCalls(r *check.Result, a *logicalAgent, forbidden []string, quiet bool) {
 	r.Expected = noToolsExpected(forbidden)
+	if quiet { // the outcome alone: fails on the first forbidden call
+		r.Outcome = check.Pass
+		for _, tc := range a.toolCalls {
+			if slices.Contains(forbidden, tc.Name) {
+				r.Outcome, r.Cluster = check.Fail, cluster.ScopeBleed
+				return
+			}
+		}
+		return
+	}
 	bad := map[string]bool{}
 	for _, name := range forbidden {
 		bad[name] = true
@@ -48,7 +59,7 @@ func (n ExpectedNoToolCalls) refs(prefix string) []check.Ref {
 	return []check.Ref{{ID: prefix + FieldExpectedNoToolCalls, Action: FieldExpectedNoToolCalls, Expected: noToolsExpected(n)}}
 }
 
-func (n ExpectedNoToolCalls) evaluate(_ *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	return []check.Result{agentResult(base, a, prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls,
-		func(r *check.Result) { noToolCalls(r, a, n) })}
+func (n ExpectedNoToolCalls) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
+	return []check.Result{te.agentResult(base, a, prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls,
+		func(r *check.Result) { noToolCalls(r, a, n, te.Quiet) })}
 }

@@ -41,7 +41,7 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 	}
 	r.Expected = ct.expected()
 	if ct.e == nil {
-		calledAtAll(r, a, tool, calls)
+		calledAtAll(r, a, tool, calls, te.Quiet)
 		return
 	}
 	f, ok := te.filterCalls(r, ct.e, tool, calls)
@@ -49,13 +49,20 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 		return
 	}
 	n := len(f.matching)
-	r.Actual = fmt.Sprintf("%d calls, %d matching", len(calls), n)
-	r.Spans = callSpans(f.matching)
-	if n == 0 {
-		r.Spans = callSpans(calls)
+	if !te.Quiet {
+		r.Actual = fmt.Sprintf("%d calls, %d matching", len(calls), n)
+		r.Spans = callSpans(f.matching)
+		if n == 0 {
+			r.Spans = callSpans(calls)
+		}
+		f.desc = fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, ct.e.Src)
 	}
-	f.desc = fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, ct.e.Src)
 	switch {
+	case !ct.counts && te.Quiet:
+		r.Outcome = check.Fail
+		if n > 0 {
+			r.Outcome = check.Pass
+		}
 	case !ct.counts:
 		anyMatching(r, a, ct.e, tool, calls, f)
 	case n == 0:
@@ -66,7 +73,14 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 }
 
 // calledAtAll decides a bare tool name: called at least once.
-func calledAtAll(r *check.Result, a *logicalAgent, tool string, calls []*agentgraph.ToolCall) {
+func calledAtAll(r *check.Result, a *logicalAgent, tool string, calls []*agentgraph.ToolCall, quiet bool) {
+	if quiet { // the outcome alone
+		r.Outcome = check.Fail
+		if len(calls) > 0 {
+			r.Outcome = check.Pass
+		}
+		return
+	}
 	r.Actual = fmt.Sprintf("%d calls", len(calls))
 	r.Spans = callSpans(calls)
 	if len(calls) == 0 {
@@ -100,10 +114,11 @@ func (te *TraceEval) filterCalls(r *check.Result, e *celexpr.Expr, tool string, 
 	seen := map[string]bool{}
 	for i, tc := range calls {
 		params, isObject := tc.ParsedArgs()
-		if len(f.argsSeen) < 3 {
+		if len(f.argsSeen) < 3 && !te.Quiet {
 			f.argsSeen = append(f.argsSeen, show(params))
 		}
-		at := fmt.Sprintf("%s call %d of %d (span %s)", tool, i+1, len(calls), tc.Span.ID)
+		// at names the call in an error: made only for one.
+		at := func() string { return fmt.Sprintf("%s call %d of %d (span %s)", tool, i+1, len(calls), tc.Span.ID) }
 		matched, res, ok := te.matchCall(r, e, tc, params, isObject, at)
 		if !ok {
 			return f, false
@@ -122,7 +137,7 @@ func (te *TraceEval) filterCalls(r *check.Result, e *celexpr.Expr, tool string, 
 
 // matchCall evaluates e on one call (at names it) with invocations unknown: matched unless
 // false, with the residual to decide later; ok is false when it could not be evaluated.
-func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.ToolCall, params map[string]any, isObject bool, at string) (matched bool, res residual, ok bool) {
+func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.ToolCall, params map[string]any, isObject bool, at func() string) (matched bool, res residual, ok bool) {
 	act, err := cel.PartialVars(map[string]any{"params": params, "context": te.ctx}, cel.AttributePattern("invocations"))
 	if err != nil {
 		setError(r, "%s: %v", tc.Name, err)
@@ -131,12 +146,12 @@ func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.
 	val, det, err := e.Eval(te.Deadline, act)
 	if err != nil {
 		r.Spans = []string{tc.Span.ID.String()}
-		setError(r, "%s could not be evaluated against `%s`: %v%s%s", at, e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
+		setError(r, "%s could not be evaluated against `%s`: %v%s%s", at(), e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
 		return false, res, false
 	}
 	holds, isUnknown, err := celexpr.Bool(val)
 	if err != nil {
-		setError(r, "%s: %v", at, err)
+		setError(r, "%s: %v", at(), err)
 		return false, res, false
 	}
 	if !isUnknown {
@@ -144,19 +159,19 @@ func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.
 	}
 	rest, err := e.Residual(det)
 	if err != nil {
-		setError(r, "%s: residual of `%s`: %v", at, e.Src, err)
+		setError(r, "%s: residual of `%s`: %v", at(), e.Src, err)
 		return false, res, false
 	}
 	if celexpr.References(rest)["params"] {
 		// Only an error keeps params in the residual (e.g. a missing key, absorbed by the
 		// unknown invocations).
 		r.Spans = []string{tc.Span.ID.String()}
-		setError(r, "%s could not be evaluated against `%s`: %s%s", at, e.Src, celexpr.StateError(det), argsHint(tc, isObject))
+		setError(r, "%s could not be evaluated against `%s`: %s%s", at(), e.Src, celexpr.StateError(det), argsHint(tc, isObject))
 		return false, res, false
 	}
 	prg, text, err := e.ResidualProgram(rest)
 	if err != nil {
-		setError(r, "%s: residual of `%s`: %v", at, e.Src, err)
+		setError(r, "%s: residual of `%s`: %v", at(), e.Src, err)
 		return false, res, false
 	}
 	return true, residual{text: text, prg: prg}, true
@@ -196,6 +211,11 @@ func (te *TraceEval) holdsWithNone(r *check.Result, a *logicalAgent, e *celexpr.
 	switch {
 	case err != nil:
 		setError(r, "%s: %v", tool, err)
+	case te.Quiet: // the outcome alone
+		r.Outcome = check.Fail
+		if ok || isUnknown {
+			r.Outcome = check.Pass
+		}
 	case (ok || isUnknown) && len(calls) == 0:
 		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.Src)
@@ -233,12 +253,17 @@ func (te *TraceEval) residualsHold(r *check.Result, a *logicalAgent, tool string
 		}
 		if !ok {
 			r.Outcome = check.Fail
-			r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), f.desc, res.text, n)
+			if !te.Quiet {
+				r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), f.desc, res.text, n)
+			}
 			return
 		}
 		held = append(held, "`"+res.text+"`")
 	}
 	r.Outcome = check.Pass
+	if te.Quiet {
+		return
+	}
 	if len(held) == 0 {
 		r.Message = fmt.Sprintf("agent %s: %s", a.label(), f.desc)
 		return
@@ -367,7 +392,7 @@ func (tc toolChecks) refs(prefix string) []check.Ref {
 func (tc toolChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
 	out := make([]check.Result, 0, len(tc))
 	for i, ct := range tc {
-		out = append(out, agentResult(base, a, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls,
+		out = append(out, te.agentResult(base, a, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls,
 			func(r *check.Result) { te.evalTool(r, a, ct) }))
 	}
 	return out

@@ -24,6 +24,9 @@ type TraceEval struct {
 	// Deadline bounds the evaluation (eval_timeout): CEL is evaluated under it and each
 	// agent's assertions check it first.
 	Deadline context.Context
+	// Quiet: only the outcomes and clusters are read (check.Trace.Quiet); the fields leave
+	// Actual, Message and Spans empty except on an error.
+	Quiet bool
 }
 
 func NewTraceEval(g *agentgraph.Graph) *TraceEval {
@@ -42,6 +45,16 @@ func (te *TraceEval) factsOf(inv *agentgraph.Invocation) runFacts {
 	f, ok := te.facts[inv]
 	if !ok {
 		f = factsOf(inv)
+		te.facts[inv] = f
+	}
+	return f
+}
+
+// shown is inv's run as expected_result's actual text quotes it (runFacts.shown), made on
+// the first read and kept with the facts.
+func (te *TraceEval) shown(inv *agentgraph.Invocation) string {
+	f := te.factsOf(inv)
+	if f.shown == "" {
 		out := "not captured"
 		if f.outputFound {
 			// show keeps maxShown bytes of the output's encoding and reads one more to
@@ -51,7 +64,7 @@ func (te *TraceEval) factsOf(inv *agentgraph.Invocation) runFacts {
 		f.shown = fmt.Sprintf("status %q, error %s, output %s", f.status, show(f.err), out)
 		te.facts[inv] = f
 	}
-	return f
+	return f.shown
 }
 
 // output is the value of inv's output (contentValue of its facts' outputText), decoded

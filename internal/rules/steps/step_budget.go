@@ -72,7 +72,10 @@ func (s *BudgetStep) expected() string {
 func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 	r := run.NewResult(id, check.ActionBudget)
 	g := run.DAG
-	r.Expected = s.expected()
+	quiet := run.Trace.Quiet
+	if !quiet {
+		r.Expected = s.expected()
+	}
 	var problems, unknown, actual []string
 	runs := 0
 	for _, inv := range g.Invocations {
@@ -81,7 +84,7 @@ func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 		}
 		runs++
 		sub := inv.Subtree
-		if len(actual) < check.MaxListed {
+		if len(actual) < check.MaxListed && !quiet {
 			actual = append(actual, usage(sub)+s.costActual(sub))
 			r.Spans = append(r.Spans, inv.Span.ID.String())
 		}
@@ -91,18 +94,27 @@ func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 	}
 	defer func() { run.Out.Add(r) }()
 	if runs == 0 {
-		r.Outcome, r.Actual = check.Skipped, "agent did not run"
-		r.Message = check.NotRun(g, s.AgentName) + "; nothing to budget"
+		r.Outcome = check.Skipped
+		if !quiet {
+			r.Actual = "agent did not run"
+			r.Message = check.NotRun(g, s.AgentName) + "; nothing to budget"
+		}
 		return
 	}
-	r.Actual = check.Listed(actual, runs, "; ", "runs")
+	if !quiet {
+		r.Actual = check.Listed(actual, runs, "; ", "runs")
+	}
 	if len(problems) == 0 && len(unknown) > 0 {
 		// Never a pass on a duration nobody knows; an error, like a grading that erred:
 		// the trace's timestamps are broken, not the agent's budget.
 		r.Outcome, r.Message = check.Error, check.Listed(unknown, len(unknown), "; ", "runs")
 		return
 	}
-	check.Verdict(&r, check.CapList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+	ok := ""
+	if !quiet {
+		ok = fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual)
+	}
+	check.Verdict(&r, check.CapList(append(problems, unknown...)), ok)
 	r.Classify(cluster.BudgetBlowout)
 }
 
