@@ -111,7 +111,7 @@ func (te *TraceEval) triggersOfAgent(a *logicalAgent, name string) []*trigger {
 	var out []*trigger
 	for _, inv := range a.runs {
 		for _, t := range te.triggersOf(inv, name) {
-			if t.receiver == nil || !a.member[t.receiver] {
+			if t.receiver == nil || !a.isRun(t.receiver) {
 				out = append(out, t)
 			}
 		}
@@ -476,8 +476,7 @@ func (cc childChecks) refs(prefix string) []check.Ref {
 	return out
 }
 
-func (cc childChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	var out []check.Result
+func (cc childChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string, out []check.Result) []check.Result {
 	for _, ch := range cc {
 		out = append(out, te.evalChild(base, a, ch, childPrefix(prefix, ch.name))...)
 	}

@@ -14,7 +14,6 @@ func noToolsExpected(tools []string) string {
 }
 
 func noToolCalls(r *check.Result, a *logicalAgent, forbidden []string, quiet bool) {
-	r.Expected = noToolsExpected(forbidden)
 	if quiet { // the outcome alone: fails on the first forbidden call
 		r.Outcome = check.Pass
 		for _, tc := range a.toolCalls {
@@ -53,13 +52,6 @@ func (n ExpectedNoToolCalls) set() bool { return len(n) > 0 }
 // Validate checks the tool names.
 func (n ExpectedNoToolCalls) Validate() error { return validToolNames(FieldExpectedNoToolCalls, n) }
 
-func (n ExpectedNoToolCalls) compile(check.Env) (expectation, error) { return n, nil }
-
-func (n ExpectedNoToolCalls) refs(prefix string) []check.Ref {
-	return []check.Ref{{ID: prefix + FieldExpectedNoToolCalls, Action: FieldExpectedNoToolCalls, Expected: noToolsExpected(n)}}
-}
-
-func (n ExpectedNoToolCalls) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	return []check.Result{te.agentResult(base, a, prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls,
-		func(r *check.Result) { noToolCalls(r, a, n, te.Quiet) })}
+func (n ExpectedNoToolCalls) compile(check.Env) (expectation, error) {
+	return toolListCheck{field: FieldExpectedNoToolCalls, tools: n, want: noToolsExpected(n)}, nil
 }

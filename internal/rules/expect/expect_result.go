@@ -94,8 +94,8 @@ func (c resultCheck) refs(prefix string) []check.Ref {
 	return []check.Ref{{ID: prefix + FieldExpectedResult, Action: FieldExpectedResult, Expected: c.e.Src}}
 }
 
-func (c resultCheck) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
+func (c resultCheck) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string, out []check.Result) []check.Result {
 	r := fieldResult(base, prefix+FieldExpectedResult, FieldExpectedResult)
 	te.evalResult(&r, a, c.e)
-	return []check.Result{r}
+	return append(out, r)
 }

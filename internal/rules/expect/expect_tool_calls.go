@@ -18,6 +18,9 @@ type compiledTool struct {
 	e    *celexpr.Expr // nil for a bare tool name
 	// counts is true when the expression reads invocations.
 	counts bool
+	// want is what is expected (expected); id the step id of the entry on a case's root
+	// agent, both made once.
+	want, id string
 }
 
 func (ct *compiledTool) expected() string {
@@ -39,7 +42,7 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 			calls = append(calls, tc)
 		}
 	}
-	r.Expected = ct.expected()
+	r.Expected = ct.want
 	if ct.e == nil {
 		calledAtAll(r, a, tool, calls, te.Quiet)
 		return
@@ -373,6 +376,7 @@ func (tc ExpectedToolCalls) compile(env check.Env) (expectation, error) {
 				ct.e, ct.counts = e, e.Uses("invocations")
 			}
 		}
+		ct.want, ct.id = ct.expected(), toolCallID("", i)
 		out = append(out, ct)
 	}
 	return out, joinErrs(errs)
@@ -384,16 +388,26 @@ type toolChecks []*compiledTool
 func (tc toolChecks) refs(prefix string) []check.Ref {
 	out := make([]check.Ref, 0, len(tc))
 	for i, ct := range tc {
-		out = append(out, check.Ref{ID: fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), Action: FieldExpectedToolCalls, Expected: ct.expected()})
+		out = append(out, check.Ref{ID: toolCallID(prefix, i), Action: FieldExpectedToolCalls, Expected: ct.want})
 	}
 	return out
 }
 
-func (tc toolChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	out := make([]check.Result, 0, len(tc))
+func (tc toolChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string, out []check.Result) []check.Result {
 	for i, ct := range tc {
-		out = append(out, te.agentResult(base, a, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls,
-			func(r *check.Result) { te.evalTool(r, a, ct) }))
+		id := ct.id
+		if prefix != "" {
+			id = toolCallID(prefix, i)
+		}
+		r := fieldResult(base, id, FieldExpectedToolCalls)
+		te.evalTool(&r, a, ct)
+		te.agentSpans(&r, a)
+		out = append(out, r)
 	}
 	return out
+}
+
+// toolCallID is the step id of entry i of expected_tool_calls under prefix.
+func toolCallID(prefix string, i int) string {
+	return fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i)
 }

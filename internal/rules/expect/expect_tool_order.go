@@ -12,7 +12,6 @@ func orderExpected(order []string) string {
 }
 
 func toolOrder(r *check.Result, a *logicalAgent, order []string, quiet bool) {
-	r.Expected = orderExpected(order)
 	j := 0
 	var spans []string
 	for _, tc := range a.toolCalls {
@@ -74,15 +73,8 @@ func (o ExpectedToolCallOrder) Validate() error {
 	return validToolNames(FieldExpectedToolCallOrder, o)
 }
 
-func (o ExpectedToolCallOrder) compile(check.Env) (expectation, error) { return o, nil }
-
-func (o ExpectedToolCallOrder) refs(prefix string) []check.Ref {
-	return []check.Ref{{ID: prefix + FieldExpectedToolCallOrder, Action: FieldExpectedToolCallOrder, Expected: orderExpected(o)}}
-}
-
-func (o ExpectedToolCallOrder) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	return []check.Result{te.agentResult(base, a, prefix+FieldExpectedToolCallOrder, FieldExpectedToolCallOrder,
-		func(r *check.Result) { toolOrder(r, a, o, te.Quiet) })}
+func (o ExpectedToolCallOrder) compile(check.Env) (expectation, error) {
+	return toolListCheck{field: FieldExpectedToolCallOrder, tools: o, want: orderExpected(o)}, nil
 }
 
 // validToolNames reports each empty tool name of the list field.
