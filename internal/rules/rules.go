@@ -227,7 +227,15 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 	if e.evalTimeout > 0 {
 		ectx, cancel = context.WithTimeoutCause(ectx, e.evalTimeout, e.timeoutCause)
 	}
-	return &traceCache{Trace: &check.Trace{G: g, Batch: &judge.Batch{}, Ctx: ectx}, traceID: g.TraceID.String()}, cancel
+	// The cache, its Trace and the trace's judge batch in one allocation.
+	st := &struct {
+		tc    traceCache
+		trace check.Trace
+		batch judge.Batch
+	}{}
+	st.trace = check.Trace{G: g, Batch: &st.batch, Ctx: ectx}
+	st.tc = traceCache{Trace: &st.trace, traceID: g.TraceID.String()}
+	return &st.tc, cancel
 }
 
 // split separates the results decided now from those a grading decides.

@@ -314,7 +314,7 @@ func (te *TraceEval) evalPayload(r *check.Result, t *trigger, ch *compiledChild)
 	value, raw, from, found := payloadOf(t)
 	r.Expected = e.Src
 	r.Spans = []string{t.spanID}
-	vars := map[string]any{"context": te.ctx}
+	vars := map[string]any{"context": te.contextOf(e)}
 	var unknown []*cel.AttributePatternType
 	if found {
 		vars["payload"], vars["payload_raw"] = value, raw
@@ -330,7 +330,7 @@ func (te *TraceEval) evalPayload(r *check.Result, t *trigger, ch *compiledChild)
 	}
 	val, _, err := e.Eval(te.Deadline, act)
 	if err != nil {
-		setError(r, "expected_payload of %s could not be evaluated: %v%s", ch.name, err, contextHint(err, te.ctx, e))
+		setError(r, "expected_payload of %s could not be evaluated: %v%s", ch.name, err, te.contextHint(err, e))
 		return
 	}
 	ok, isUnknown, err := celexpr.Bool(val)

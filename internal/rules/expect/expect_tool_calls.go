@@ -71,7 +71,7 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 	case n == 0:
 		te.holdsWithNone(r, a, ct.e, tool, calls, f)
 	default:
-		te.residualsHold(r, a, tool, f)
+		te.residualsHold(r, a, tool, ct.e, f)
 	}
 }
 
@@ -115,16 +115,30 @@ type toolFilter struct {
 // could not be evaluated (r is then the error).
 func (te *TraceEval) filterCalls(r *check.Result, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall) (f toolFilter, ok bool) {
 	seen := map[string]bool{}
+	// An expression that does not read params evaluates the same on every call (context is
+	// the trace's): the first call's evaluation decides the others.
+	perCall := e.Uses("params")
+	var matched bool
+	var res residual
 	for i, tc := range calls {
-		params, isObject := tc.ParsedArgs()
+		needArgs := perCall || (len(f.argsSeen) < 3 && !te.Quiet)
+		var params map[string]any
+		isObject := false
+		if needArgs {
+			params, isObject = tc.ParsedArgs()
+		}
 		if len(f.argsSeen) < 3 && !te.Quiet {
 			f.argsSeen = append(f.argsSeen, show(params))
 		}
-		// at names the call in an error: made only for one.
-		at := func() string { return fmt.Sprintf("%s call %d of %d (span %s)", tool, i+1, len(calls), tc.Span.ID) }
-		matched, res, ok := te.matchCall(r, e, tc, params, isObject, at)
-		if !ok {
-			return f, false
+		if i == 0 || perCall || te.Deadline.Err() != nil {
+			// at names the call in an error: made only for one.
+			at := func() string { return fmt.Sprintf("%s call %d of %d (span %s)", tool, i+1, len(calls), tc.Span.ID) }
+			if !needArgs {
+				params, isObject = tc.ParsedArgs() // the error hint reads them
+			}
+			if matched, res, ok = te.matchCall(r, e, tc, params, isObject, at); !ok {
+				return f, false
+			}
 		}
 		if !matched {
 			continue
@@ -141,7 +155,7 @@ func (te *TraceEval) filterCalls(r *check.Result, e *celexpr.Expr, tool string, 
 // matchCall evaluates e on one call (at names it) with invocations unknown: matched unless
 // false, with the residual to decide later; ok is false when it could not be evaluated.
 func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.ToolCall, params map[string]any, isObject bool, at func() string) (matched bool, res residual, ok bool) {
-	act, err := cel.PartialVars(map[string]any{"params": params, "context": te.ctx}, cel.AttributePattern("invocations"))
+	act, err := cel.PartialVars(map[string]any{"params": params, "context": te.contextOf(e)}, cel.AttributePattern("invocations"))
 	if err != nil {
 		setError(r, "%s: %v", tc.Name, err)
 		return false, res, false
@@ -149,7 +163,7 @@ func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.
 	val, det, err := e.Eval(te.Deadline, act)
 	if err != nil {
 		r.Spans = []string{tc.Span.ID.String()}
-		setError(r, "%s could not be evaluated against `%s`: %v%s%s", at(), e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
+		setError(r, "%s could not be evaluated against `%s`: %v%s%s", at(), e.Src, err, argsHint(tc, isObject), te.contextHint(err, e))
 		return false, res, false
 	}
 	holds, isUnknown, err := celexpr.Bool(val)
@@ -200,14 +214,14 @@ func anyMatching(r *check.Result, a *logicalAgent, e *celexpr.Expr, tool string,
 // residual from, so it is evaluated with invocations = 0 and params unknown. Unknown means
 // the verdict depends only on the (absent) calls' params: it holds.
 func (te *TraceEval) holdsWithNone(r *check.Result, a *logicalAgent, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall, f toolFilter) {
-	act, err := cel.PartialVars(map[string]any{"invocations": int64(0), "context": te.ctx}, cel.AttributePattern("params"))
+	act, err := cel.PartialVars(map[string]any{"invocations": int64(0), "context": te.contextOf(e)}, cel.AttributePattern("params"))
 	if err != nil {
 		setError(r, "%s: %v", tool, err)
 		return
 	}
 	val, _, err := e.Eval(te.Deadline, act)
 	if err != nil {
-		setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, contextHint(err, te.ctx, e))
+		setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, te.contextHint(err, e))
 		return
 	}
 	ok, isUnknown, err := celexpr.Bool(val)
@@ -237,14 +251,14 @@ func (te *TraceEval) holdsWithNone(r *check.Result, a *logicalAgent, e *celexpr.
 
 // residualsHold decides a counting expression: each distinct residual of the matching
 // calls, with invocations bound to their number.
-func (te *TraceEval) residualsHold(r *check.Result, a *logicalAgent, tool string, f toolFilter) {
+func (te *TraceEval) residualsHold(r *check.Result, a *logicalAgent, tool string, e *celexpr.Expr, f toolFilter) {
 	n := len(f.matching)
 	var held []string
 	for _, res := range f.residuals {
 		if res.prg == nil {
 			continue // the call matched outright (true)
 		}
-		val, _, err := res.prg.ContextEval(te.Deadline, map[string]any{"invocations": int64(n), "context": te.ctx})
+		val, _, err := res.prg.ContextEval(te.Deadline, map[string]any{"invocations": int64(n), "context": te.contextOf(e)})
 		if err != nil {
 			setError(r, "%s: residual `%s` could not be evaluated with invocations = %d: %v", tool, res.text, n, err)
 			return

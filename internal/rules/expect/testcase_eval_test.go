@@ -55,7 +55,7 @@ func TestShownOutputFromPreview(t *testing.T) {
 				require.Equal(t, shown, te.factsOf(inv).shown, "kept with the facts")
 				require.Nil(t, facts.output, "not decoded before an expression reads it")
 				require.Equal(t, full, te.output(inv), "%s, span %s", f, inv.Span.ID)
-				require.True(t, te.facts[inv].outputDecoded)
+				require.True(t, te.factsOf(inv).outputDecoded)
 				if len(inv.Output.Text) > 2*maxShown {
 					cut++
 				}
