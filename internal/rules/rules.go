@@ -310,6 +310,9 @@ type traceCache struct {
 	te   *expect.TraceEval
 	// traceID is the trace id as every result carries it.
 	traceID string
+	// run is the case whose steps run now (evaluateSteps: one case at a time; no step
+	// keeps it).
+	run check.Run
 }
 
 // evaluate runs the case on the trace if its condition selects it, into out.
@@ -391,7 +394,8 @@ func (c *compiledCase) evaluateTestCase(base Result, te *expect.TraceEval, out *
 }
 
 func (c *compiledCase) evaluateSteps(base Result, tc *traceCache, out *check.Out) {
-	run := &check.Run{Base: base, Trace: tc.Trace, Judging: &c.ev.Judging, Out: out}
+	run := &tc.run
+	*run = check.Run{Base: base, Trace: tc.Trace, Judging: &c.ev.Judging, Out: out}
 	for i, st := range c.steps {
 		if tc.Ctx.Err() != nil {
 			out.Add(c.notReached(base, tc.Ctx, i, false)...)

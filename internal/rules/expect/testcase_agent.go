@@ -72,18 +72,31 @@ func rootAgent(g *agentgraph.Graph) *logicalAgent {
 			marks[inv.Index] |= markTop
 		}
 	}
+	runs, calls := 0, 0
 	for _, inv := range g.Invocations[g.Root.Index:] {
 		fromReached := inv.In != nil && marked(marks, inv.In.From, markReached)
 		handedBack := inv.Name == a.name && fromReached &&
 			handoffDetections[inv.In.Detection] && inv.Span.Owner() == nil
 		if marks[inv.Index]&markTop != 0 || handedBack {
-			a.runs = append(a.runs, inv)
 			marks[inv.Index] |= markRun
+			runs, calls = runs+1, calls+len(inv.ToolCalls)
 		}
 		if marks[inv.Index]&markRun != 0 || fromReached {
 			marks[inv.Index] |= markReached
 		}
 	}
+	// The runs and their tool calls, each in one allocation.
+	a.runs = make([]*agentgraph.Invocation, 0, runs)
+	for _, inv := range g.Invocations[g.Root.Index:] {
+		if marks[inv.Index]&markRun != 0 {
+			a.runs = append(a.runs, inv)
+		}
+	}
+	if runs == 1 {
+		a.toolCalls = a.runs[0].ToolCalls // read only, as a single run's (oneRun)
+		return a
+	}
+	a.toolCalls = make([]*agentgraph.ToolCall, 0, calls)
 	for _, inv := range a.runs {
 		a.toolCalls = append(a.toolCalls, inv.ToolCalls...)
 	}

@@ -83,7 +83,7 @@ func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 			continue
 		}
 		runs++
-		sub := inv.Subtree
+		sub := &inv.Subtree
 		if len(actual) < check.MaxListed && !quiet {
 			actual = append(actual, usage(sub)+s.costActual(sub))
 			r.Spans = append(r.Spans, inv.Span.ID.String())
@@ -119,7 +119,7 @@ func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 }
 
 // usage renders what a run's subtree used.
-func usage(sub agentgraph.Rollup) string {
+func usage(sub *agentgraph.Rollup) string {
 	// strconv, not fmt: this runs for every run on every trace (the same text as
 	// "tokens %d, duration %gms, tool calls %d").
 	duration := strconv.FormatFloat(check.Round(sub.DurationMs), 'g', -1, 64) + "ms"
@@ -132,7 +132,7 @@ func usage(sub agentgraph.Rollup) string {
 // overruns lists the limits one run's subtree exceeds, and those it cannot be checked
 // against (a duration of unknown spans under the limit).
 func (s *BudgetStep) overruns(inv *agentgraph.Invocation) (over, undecided []string) {
-	sub := inv.Subtree
+	sub := &inv.Subtree
 	// at names the run in a problem; built only for a run that has one (most runs pass).
 	at := ""
 	if s.anyOver(sub) {
@@ -168,7 +168,7 @@ func runAt(inv *agentgraph.Invocation) string {
 
 // anyOver reports whether overruns has anything to say of sub: a limit exceeded, or one
 // that cannot be checked (unknown duration or cost).
-func (s *BudgetStep) anyOver(sub agentgraph.Rollup) bool {
+func (s *BudgetStep) anyOver(sub *agentgraph.Rollup) bool {
 	return (s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens) ||
 		(s.MaxDurationMs != nil && (sub.DurationMs > *s.MaxDurationMs || sub.DurationUnknown > 0)) ||
 		(s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls) ||
@@ -176,7 +176,7 @@ func (s *BudgetStep) anyOver(sub agentgraph.Rollup) bool {
 }
 
 // unknownDuration says why a rollup's duration is unknown, naming the first span.
-func unknownDuration(sub agentgraph.Rollup) string {
+func unknownDuration(sub *agentgraph.Rollup) string {
 	sp := sub.DurationUnknownSpan
 	why := fmt.Sprintf("span %s ends before it starts", sp.ID)
 	if sp.End() == 0 {
