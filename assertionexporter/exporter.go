@@ -248,7 +248,7 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 			g = agentgraph.Build(id, agentgraph.WithoutLate(byTrace[id]), e.graphOpts)
 			e.built.Add(1)
 		}
-		ev := e.checkUpstream(ctx, id, e.eval.EvaluateDeferred(ctx, g, sc.Complete))
+		ev := e.checkUpstream(ctx, id, e.evaluate(ctx, g, sc.Complete))
 		if e.verdictsOut {
 			rules.Redact(ev.Now, e.policy)
 		}
@@ -284,6 +284,23 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 		}
 	}
 	return out
+}
+
+// evaluate is one trace's evaluation. When nothing but the metrics reads the results (no
+// verdict logs, no report, no JSON lines, no in-process reader of results or verdicts),
+// they are evaluated for their outcomes alone: the texts that say why are never built.
+func (e *assertionExporter) evaluate(ctx context.Context, g *agentgraph.Graph, complete bool) rules.Evaluation {
+	if e.metricsOnly() {
+		return e.eval.EvaluateOutcomes(ctx, g, complete)
+	}
+	return e.eval.EvaluateDeferred(ctx, g, complete)
+}
+
+// metricsOnly reports whether the metrics are the only output of the results: they read
+// each result's case, step, outcome and cluster, and the gate window its rubric scores.
+func (e *assertionExporter) metricsOnly() bool {
+	return e.cfg.LogVerdicts == LogNone && e.jsonl == nil && e.run == nil &&
+		e.onResults == nil && e.onGraded == nil && !e.verdictsOut
 }
 
 // handResults hands results to onResults (when set), masked as the JSON-lines report

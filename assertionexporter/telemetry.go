@@ -26,23 +26,33 @@ type telemetry struct {
 	// alpha telemetry.newPipelineTelemetry gate.
 	id   attribute.KeyValue
 	only metric.MeasurementOption
-	// complete, eval and fail are the attribute sets recorded per trace, built once (an
-	// attribute set is sorted and allocated when made): complete by the complete flag, eval
-	// for every case, step and outcome of the config, fail for every case, step and failure
-	// cluster (prepare).
-	complete [2]metric.MeasurementOption
-	eval     map[evalKey]metric.MeasurementOption
-	fail     map[failKey]metric.MeasurementOption
+	// complete, latency and steps are the attribute sets recorded per trace, built once (an
+	// attribute set is sorted and allocated when made), each as the option list it is
+	// recorded with (a list passed as is is not allocated per call): complete by the
+	// complete flag, latency the component's alone, steps those of every case and step of
+	// the config (prepare).
+	complete [2][]metric.AddOption
+	latency  []metric.RecordOption
+	steps    map[stepKey]*stepAttrs
 }
 
-type failKey struct {
-	c, step string
-	cl      cluster.Name
+type stepKey struct{ c, step string }
+
+// stepAttrs are the attribute sets of one step's data points: its evaluations by outcome
+// (in rules.Outcomes order), its failures by cluster.
+type stepAttrs struct {
+	eval [][]metric.AddOption
+	fail map[cluster.Name][]metric.AddOption
 }
 
-type evalKey struct {
-	c, step string
-	o       rules.Outcome
+// outcomeIndex is o's index in rules.Outcomes (stepAttrs.eval's).
+func outcomeIndex(o rules.Outcome) (int, bool) {
+	for i, x := range rules.Outcomes {
+		if x == o {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // Attribute keys naming the component whose engine records.
@@ -57,23 +67,25 @@ func newTelemetry(set component.TelemetrySettings, id attribute.KeyValue) (*tele
 		return nil, err
 	}
 	t := &telemetry{tb: tb, id: id, only: metric.WithAttributeSet(attribute.NewSet(id))}
-	t.complete = [2]metric.MeasurementOption{t.attrs(attribute.Bool("complete", false)), t.attrs(attribute.Bool("complete", true))}
+	t.complete = [2][]metric.AddOption{{t.attrs(attribute.Bool("complete", false))}, {t.attrs(attribute.Bool("complete", true))}}
+	t.latency = []metric.RecordOption{t.only}
 	return t, nil
 }
 
 // prepare builds the attribute sets of every case, step and outcome of the config; it is
 // called once, before the engine records anything.
 func (t *telemetry) prepare(cases map[string][]string) {
-	t.eval = make(map[evalKey]metric.MeasurementOption)
-	t.fail = make(map[failKey]metric.MeasurementOption)
+	t.steps = make(map[stepKey]*stepAttrs)
 	for c, steps := range cases {
 		for _, s := range steps {
-			for _, o := range rules.Outcomes {
-				t.eval[evalKey{c, s, o}] = t.newEvalAttrs(c, s, o)
+			sa := &stepAttrs{eval: make([][]metric.AddOption, len(rules.Outcomes)), fail: make(map[cluster.Name][]metric.AddOption)}
+			for i, o := range rules.Outcomes {
+				sa.eval[i] = []metric.AddOption{t.newEvalAttrs(c, s, o)}
 			}
 			for _, cl := range cluster.Names() {
-				t.fail[failKey{c, s, cl}] = t.newFailAttrs(c, s, cl)
+				sa.fail[cl] = []metric.AddOption{t.newFailAttrs(c, s, cl)}
 			}
+			t.steps[stepKey{c, s}] = sa
 		}
 	}
 }
@@ -83,36 +95,54 @@ func (t *telemetry) attrs(kvs ...attribute.KeyValue) metric.MeasurementOption {
 }
 
 // evalAttrs is the attribute set of a rule evaluation's data point.
-func (t *telemetry) evalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
-	if opt, ok := t.eval[evalKey{c, step, o}]; ok {
-		return opt
+func (t *telemetry) evalAttrs(c, step string, o rules.Outcome) []metric.AddOption {
+	if i, ok := outcomeIndex(o); ok {
+		if sa := t.steps[stepKey{c, step}]; sa != nil {
+			return sa.eval[i]
+		}
 	}
-	return t.newEvalAttrs(c, step, o)
+	return []metric.AddOption{t.newEvalAttrs(c, step, o)}
 }
 
 func (t *telemetry) newEvalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
 	return t.attrs(attribute.String("case", c), attribute.String("step", step), attribute.String("outcome", string(o)))
 }
 
-// failed counts a failed result by its case, step and failure cluster (a bounded set:
-// config names and the cluster catalogue).
-func (t *telemetry) failed(ctx context.Context, r rules.Result) {
+// result counts one result by its case, step and outcome, and a failure by its cluster
+// too (a bounded set: config names and the cluster catalogue).
+func (t *telemetry) result(ctx context.Context, r *rules.Result) {
+	sa := t.steps[stepKey{r.Case, r.Step}]
+	i, ok := outcomeIndex(r.Outcome)
+	if sa != nil && ok {
+		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, sa.eval[i]...)
+	} else {
+		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.newEvalAttrs(r.Case, r.Step, r.Outcome))
+	}
 	if r.Outcome != rules.Fail {
 		return
 	}
-	k := failKey{r.Case, r.Step, r.Cluster.Or()}
-	opt, ok := t.fail[k]
-	if !ok {
-		opt = t.newFailAttrs(k.c, k.step, k.cl)
+	cl := r.Cluster.Or()
+	if opts, ok := sa.failAttrs(cl); ok {
+		t.tb.ExporterAssertionFailures.Add(ctx, 1, opts...)
+		return
 	}
-	t.tb.ExporterAssertionFailures.Add(ctx, 1, opt)
+	t.tb.ExporterAssertionFailures.Add(ctx, 1, t.newFailAttrs(r.Case, r.Step, cl))
+}
+
+// failAttrs are the step's prepared failure attributes of cluster cl (ok false: none).
+func (sa *stepAttrs) failAttrs(cl cluster.Name) ([]metric.AddOption, bool) {
+	if sa == nil {
+		return nil, false
+	}
+	opts, ok := sa.fail[cl]
+	return opts, ok
 }
 
 func (t *telemetry) newFailAttrs(c, step string, cl cluster.Name) metric.MeasurementOption {
 	return t.attrs(attribute.String("case", c), attribute.String("step", step), attribute.String("cluster", string(cl)))
 }
 
-func (t *telemetry) completeAttr(complete bool) metric.MeasurementOption {
+func (t *telemetry) completeAttr(complete bool) []metric.AddOption {
 	if complete {
 		return t.complete[1]
 	}
@@ -177,12 +207,12 @@ func (t *telemetry) start(cases map[string][]string) {
 	for c, steps := range cases {
 		for _, s := range steps {
 			for _, o := range rules.Outcomes {
-				t.tb.ExporterAssertionEvaluations.Add(ctx, 0, t.evalAttrs(c, s, o))
+				t.tb.ExporterAssertionEvaluations.Add(ctx, 0, t.evalAttrs(c, s, o)...)
 			}
 		}
 	}
-	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(true))
-	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(false))
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(true)...)
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(false)...)
 	t.tb.ExporterAssertionLateSpans.Add(ctx, 0, t.only)
 	t.tb.ExporterAssertionReportWriteFailures.Add(ctx, 0, t.only)
 	t.tb.ExporterAssertionEvalTimeouts.Add(ctx, 0, t.only)
@@ -197,11 +227,10 @@ func (t *telemetry) lateSpans(ctx context.Context, n int) {
 
 // evaluated records one trace's evaluation.
 func (t *telemetry) evaluated(ctx context.Context, complete bool, took time.Duration, results []rules.Result) {
-	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 1, t.completeAttr(complete))
-	t.tb.ExporterAssertionEvalLatency.Record(ctx, took.Microseconds(), t.only)
-	for _, r := range results {
-		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.evalAttrs(r.Case, r.Step, r.Outcome))
-		t.failed(ctx, r)
+	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 1, t.completeAttr(complete)...)
+	t.tb.ExporterAssertionEvalLatency.Record(ctx, took.Microseconds(), t.latency...)
+	for i := range results {
+		t.result(ctx, &results[i])
 	}
 }
 
@@ -226,9 +255,8 @@ func (t *telemetry) startQueue() {
 // graded records the results a trace's gradings decided (the trace itself was counted
 // when its deterministic results were).
 func (t *telemetry) graded(ctx context.Context, results []rules.Result) {
-	for _, r := range results {
-		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.evalAttrs(r.Case, r.Step, r.Outcome))
-		t.failed(ctx, r)
+	for i := range results {
+		t.result(ctx, &results[i])
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common"
+	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 )
@@ -37,6 +38,9 @@ type Expr struct {
 	prg  cel.Program
 	refs map[string]bool // top-level variables referenced
 	cost uint64
+	// loops is true when the expression holds a comprehension (all, exists, map, filter):
+	// the only place CEL looks at its context (Eval).
+	loops bool
 	// fresh returns a private copy of the checked AST: cel-go's ResidualAst prunes the macro
 	// calls of the AST it is given in place, so concurrent evaluations must not share one.
 	fresh func() *cel.Ast
@@ -75,15 +79,25 @@ func Compile(env *cel.Env, src string, costLimit uint64, opts cel.EvalOption) (*
 		return nil, err
 	}
 	return &Expr{
-		Src: src, env: env, prg: prg, refs: References(checked), cost: costLimit,
+		Src: src, env: env, prg: prg, refs: References(checked), cost: costLimit, loops: hasComprehension(checked),
 		fresh: func() *cel.Ast { return cel.CheckedExprToAst(pb) },
 	}, nil
 }
 
 // Eval evaluates e on vars (a map or an activation, partial ones included), stopping when
-// ctx is done (eval_timeout) or the cost limit is reached.
+// ctx is done (eval_timeout) or the cost limit is reached. CEL looks at ctx only between
+// the iterations of a comprehension: an expression without one is evaluated without it,
+// the same way, sparing the evaluation's own cancelable context.
 func (e *Expr) Eval(ctx context.Context, vars any) (ref.Val, *cel.EvalDetails, error) {
+	if !e.loops {
+		return e.prg.Eval(vars)
+	}
 	return e.prg.ContextEval(ctx, vars)
+}
+
+// hasComprehension reports whether a checked AST holds a comprehension.
+func hasComprehension(a *cel.Ast) bool {
+	return len(ast.MatchDescendants(ast.NavigateAST(a.NativeRep()), ast.KindMatcher(ast.ComprehensionKind))) > 0
 }
 
 // Uses reports whether e references the top-level variable name.

@@ -287,7 +287,7 @@ func TestRubricWorkFanOutOfOneResponse(t *testing.T) {
 
 	ev, err := Compile(rubricCases(), Options{})
 	require.NoError(t, err)
-	cache := &traceCache{Trace: &check.Trace{Ctx: context.Background(), G: g, Batch: &judge.Batch{}}}
+	cache := &traceCache{Trace: &check.Trace{Ctx: context.Background(), G: g, Batch: &judge.Batch{}}, traceID: g.TraceID.String()}
 	out := &check.Out{}
 	ev.cases[0].evaluate(cache, true, out)
 	got := out.Results

@@ -37,7 +37,7 @@ func TestRubricWorkIsLinear(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := agentgraph.BuildAll(tc.td, agentgraph.Options{})[0]
-			cache := &traceCache{Trace: &check.Trace{Ctx: context.Background(), G: g, Batch: &judge.Batch{}}}
+			cache := &traceCache{Trace: &check.Trace{Ctx: context.Background(), G: g, Batch: &judge.Batch{}}, traceID: g.TraceID.String()}
 			out := &check.Out{}
 			ev.cases[0].evaluate(cache, true, out)
 			results := out.Results

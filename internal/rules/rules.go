@@ -25,8 +25,10 @@ const MaxCostLimit = celexpr.MaxCostLimit
 type Evaluator struct {
 	cases []*compiledCase
 	check.Judging
-	// evalTimeout bounds the deterministic evaluation of one trace (0: no bound).
-	evalTimeout time.Duration
+	// evalTimeout bounds the deterministic evaluation of one trace (0: no bound);
+	// timeoutCause is the error of a trace that overran it.
+	evalTimeout  time.Duration
+	timeoutCause error
 	// results is how many results the live cases give a trace that every one selects:
 	// a trace's results are collected in one allocation of that size.
 	results int
@@ -120,6 +122,9 @@ func Compile(cases []CaseConfig, opts Options) (*Evaluator, error) {
 	env := check.Env{Exprs: envs, CostLimit: costLimit}
 	defaults, errs := expect.CompileFields(env, "defaults", opts.Defaults.AgentExpectations)
 	ev := &Evaluator{Judging: check.Judging{Grader: opts.Judge, Rubrics: opts.Rubrics, Gates: opts.Gates}, evalTimeout: opts.EvalTimeout}
+	if ev.evalTimeout > 0 {
+		ev.timeoutCause = fmt.Errorf("evaluation exceeded eval_timeout (%s)", ev.evalTimeout)
+	}
 	for i, c := range cases {
 		cc := &compiledCase{ev: ev, cfg: c}
 		at := fmt.Sprintf("cases[%d] (%s)", i, c.Name)
@@ -191,8 +196,21 @@ type Evaluation struct {
 // within eval_timeout, and leaves the judge's gradings to the caller (Evaluation.Grading):
 // no judge call is made here.
 func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
+	return e.evaluateDeferred(ctx, g, complete, false)
+}
+
+// EvaluateOutcomes is EvaluateDeferred for a caller that reads only each result's case,
+// step, outcome and cluster (the exporter when its metrics are its only output): the same
+// outcomes and clusters, without the texts that say why (Actual, Message, Spans and the
+// signature stay empty where a check kind can leave them so; see check.Trace.Quiet).
+func (e *Evaluator) EvaluateOutcomes(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
+	return e.evaluateDeferred(ctx, g, complete, true)
+}
+
+func (e *Evaluator) evaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete, quiet bool) Evaluation {
 	tc, cancel := e.newTraceCache(ctx, g)
 	defer cancel()
+	tc.Quiet = quiet
 	out := &check.Out{Results: make([]check.Result, 0, e.results)}
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
@@ -207,16 +225,26 @@ func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, c
 func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*traceCache, context.CancelFunc) {
 	ectx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
 	if e.evalTimeout > 0 {
-		ectx, cancel = context.WithTimeoutCause(ectx, e.evalTimeout, fmt.Errorf("evaluation exceeded eval_timeout (%s)", e.evalTimeout))
+		ectx, cancel = context.WithTimeoutCause(ectx, e.evalTimeout, e.timeoutCause)
 	}
-	return &traceCache{Trace: &check.Trace{G: g, Batch: &judge.Batch{}, Ctx: ectx}}, cancel
+	// The cache, its Trace and the trace's judge batch in one allocation.
+	st := &struct {
+		tc    traceCache
+		trace check.Trace
+		batch judge.Batch
+	}{}
+	st.trace = check.Trace{G: g, Batch: &st.batch, Ctx: ectx}
+	st.tc = traceCache{Trace: &st.trace, traceID: g.TraceID.String()}
+	return &st.tc, cancel
 }
 
 // split separates the results decided now from those a grading decides.
 func (e *Evaluator) split(tc *traceCache, out *check.Out) Evaluation {
 	ev := Evaluation{TimedOut: tc.Ctx.Err() != nil}
-	check.StampClusters(out.Results)
-	check.NameQuotedSpans(out.Results, tc.G)
+	check.StampClusters(out.Results, tc.Quiet)
+	if !tc.Quiet {
+		check.NameQuotedSpans(out.Results, tc.G)
+	}
 	if len(out.Pending) == 0 {
 		ev.Now = out.Results
 		return ev
@@ -280,12 +308,17 @@ type traceCache struct {
 	*check.Trace
 	vars map[string]any
 	te   *expect.TraceEval
+	// traceID is the trace id as every result carries it.
+	traceID string
+	// run is the case whose steps run now (evaluateSteps: one case at a time; no step
+	// keeps it).
+	run check.Run
 }
 
 // evaluate runs the case on the trace if its condition selects it, into out.
 func (c *compiledCase) evaluate(tc *traceCache, complete bool, out *check.Out) {
 	g := tc.G
-	base := Result{TraceID: g.TraceID.String(), Case: c.cfg.Name, Complete: complete}
+	base := Result{TraceID: tc.traceID, Case: c.cfg.Name, Complete: complete}
 	if tc.Ctx.Err() != nil {
 		out.Add(c.notReached(base, tc.Ctx, 0, true)...)
 		return
@@ -300,9 +333,9 @@ func (c *compiledCase) evaluate(tc *traceCache, complete bool, out *check.Out) {
 	if !c.expect.Empty() {
 		if tc.te == nil {
 			tc.te = expect.NewTraceEval(g)
-			tc.te.Deadline = tc.Ctx
+			tc.te.Deadline, tc.te.Quiet = tc.Ctx, tc.Quiet
 		}
-		out.Add(c.evaluateTestCase(base, tc.te)...)
+		c.evaluateTestCase(base, tc.te, out)
 	}
 }
 
@@ -333,35 +366,36 @@ func (c *compiledCase) selects(tc *traceCache, base Result) (bool, *Result) {
 // evaluateTestCase runs the seed-001 assertions on the trace's root agent, as one logical
 // agent over all its runs (rootAgent: a supervisor resumed as new runs). A panic (a bug, or one in a library) becomes an error result per assertion: bad input never
 // takes the collector down.
-func (c *compiledCase) evaluateTestCase(base Result, te *expect.TraceEval) (out []Result) {
+func (c *compiledCase) evaluateTestCase(base Result, te *expect.TraceEval, out *check.Out) {
+	n := len(out.Results)
 	defer func() {
 		if p := recover(); p != nil {
-			out = nil
+			out.Truncate(n)
 			for _, ref := range c.expect.Refs("") {
 				r := base
 				r.Step, r.Action, r.Outcome = ref.ID, ref.Action, Error
 				r.Expected, r.Actual = ref.Expected, "evaluation error"
 				r.Message = fmt.Sprintf("internal error while evaluating the test case: %v", p)
-				out = append(out, r)
+				out.Add(r)
 			}
 		}
 	}()
 	if te.G.Root == nil {
-		var out []Result
 		for _, ref := range c.expect.Refs("") {
 			r := base
 			r.Step, r.Action, r.Outcome = ref.ID, ref.Action, Skipped
 			r.Actual = "no agent"
 			r.Message = expect.ErrNoRoot.Error() + ": the test-case assertions apply to the root agent"
-			out = append(out, r)
+			out.Add(r)
 		}
-		return out
+		return
 	}
-	return te.Evaluate(base, te.RootAgent(), c.expect, "")
+	out.Results = te.EvaluateTo(out.Results, base, te.RootAgent(), c.expect, "")
 }
 
 func (c *compiledCase) evaluateSteps(base Result, tc *traceCache, out *check.Out) {
-	run := &check.Run{Base: base, Trace: tc.Trace, Judging: &c.ev.Judging, Out: out}
+	run := &tc.run
+	*run = check.Run{Base: base, Trace: tc.Trace, Judging: &c.ev.Judging, Out: out}
 	for i, st := range c.steps {
 		if tc.Ctx.Err() != nil {
 			out.Add(c.notReached(base, tc.Ctx, i, false)...)

@@ -80,9 +80,14 @@ func (r *Result) StampCluster() {
 	r.Signature = cluster.Key{Case: r.Case, Step: r.Step, From: r.From, To: r.To, Cluster: r.Cluster, Message: msg}.Signature()
 }
 
-// StampClusters stamps every result (stampCluster).
-func StampClusters(rs []Result) {
+// StampClusters stamps every result (StampCluster); quiet (Trace.Quiet), a failure gets
+// its cluster and no signature.
+func StampClusters(rs []Result, quiet bool) {
 	for i := range rs {
-		rs[i].StampCluster()
+		if r := &rs[i]; quiet && r.Outcome == Fail {
+			r.Cluster = r.Cluster.Or()
+		} else {
+			r.StampCluster()
+		}
 	}
 }

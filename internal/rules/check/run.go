@@ -76,6 +76,11 @@ type Trace struct {
 	G   *agentgraph.Graph
 	// Batch collects the trace's judge gradings.
 	Batch *judge.Batch
+	// Quiet: only each result's case, step, outcome and cluster are read (an exporter
+	// whose only output is its metrics). The kinds that honor it decide the outcome and
+	// the cluster as they always do and leave the texts that only say why (Actual,
+	// Message, Spans) empty; no signature is computed. Errors keep their message.
+	Quiet bool
 	x     *rubric.Index
 }
 

@@ -31,8 +31,9 @@ type expectField interface {
 type expectation interface {
 	// refs are the results it produces under prefix (step ids, action, expected), in order.
 	refs(prefix string) []check.Ref
-	// evaluate asserts the field on agent a (one run, or the root agent over its runs).
-	evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result
+	// evaluate asserts the field on agent a (one run, or the root agent over its runs),
+	// appending its results to out.
+	evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string, out []check.Result) []check.Result
 }
 
 // fields lists a's fields in evaluation order.
@@ -113,7 +114,11 @@ func (c *CompiledFields) Refs(prefix string) []check.Ref {
 
 // Evaluate evaluates c on agent a; step ids start with prefix.
 func (te *TraceEval) Evaluate(base check.Result, a *logicalAgent, c *CompiledFields, prefix string) []check.Result {
-	var out []check.Result
+	return te.EvaluateTo(nil, base, a, c, prefix)
+}
+
+// EvaluateTo is Evaluate appending the results to out.
+func (te *TraceEval) EvaluateTo(out []check.Result, base check.Result, a *logicalAgent, c *CompiledFields, prefix string) []check.Result {
 	if te.Deadline.Err() != nil {
 		for _, ref := range c.Refs(prefix) {
 			r := base
@@ -126,7 +131,7 @@ func (te *TraceEval) Evaluate(base check.Result, a *logicalAgent, c *CompiledFie
 	}
 	for _, e := range c.slots {
 		if e != nil {
-			out = append(out, e.evaluate(te, base, a, prefix)...)
+			out = e.evaluate(te, base, a, prefix, out)
 		}
 	}
 	return out
@@ -139,13 +144,37 @@ func fieldResult(base check.Result, id, action string) check.Result {
 	return r
 }
 
-// agentResult is a field's result on agent a, decided by fill; a's spans come first in its
-// Spans, before the ones fill named.
-func agentResult(base check.Result, a *logicalAgent, id, action string, fill func(*check.Result)) check.Result {
-	r := fieldResult(base, id, action)
-	fill(&r)
-	r.Spans = append(a.spanIDs(), r.Spans...)
-	return r
+// toolListCheck is a field that lists tool names, compiled (expected_no_tool_calls,
+// expected_tool_call_order): its key, the tools and what it expects (made once).
+type toolListCheck struct {
+	field string
+	tools []string
+	want  string
+}
+
+func (l toolListCheck) refs(prefix string) []check.Ref {
+	return []check.Ref{{ID: prefix + l.field, Action: l.field, Expected: l.want}}
+}
+
+func (l toolListCheck) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string, out []check.Result) []check.Result {
+	r := fieldResult(base, prefix+l.field, l.field)
+	r.Expected = l.want
+	// Called by name, not through a func value: r stays on the stack.
+	if l.field == FieldExpectedNoToolCalls {
+		noToolCalls(&r, a, l.tools, te.Quiet)
+	} else {
+		toolOrder(&r, a, l.tools, te.Quiet)
+	}
+	te.agentSpans(&r, a)
+	return append(out, r)
+}
+
+// agentSpans puts agent a's spans first in the Spans of r, a field's result on a, before
+// the ones its check named (none when quiet).
+func (te *TraceEval) agentSpans(r *check.Result, a *logicalAgent) {
+	if !te.Quiet {
+		r.Spans = append(a.spanIDs(), r.Spans...)
+	}
 }
 
 // joinErrs joins the errors of a field's Validate or compile.

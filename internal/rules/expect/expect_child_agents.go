@@ -111,7 +111,7 @@ func (te *TraceEval) triggersOfAgent(a *logicalAgent, name string) []*trigger {
 	var out []*trigger
 	for _, inv := range a.runs {
 		for _, t := range te.triggersOf(inv, name) {
-			if t.receiver == nil || !a.member[t.receiver] {
+			if t.receiver == nil || !a.isRun(t.receiver) {
 				out = append(out, t)
 			}
 		}
@@ -314,7 +314,7 @@ func (te *TraceEval) evalPayload(r *check.Result, t *trigger, ch *compiledChild)
 	value, raw, from, found := payloadOf(t)
 	r.Expected = e.Src
 	r.Spans = []string{t.spanID}
-	vars := map[string]any{"context": te.ctx}
+	vars := map[string]any{"context": te.contextOf(e)}
 	var unknown []*cel.AttributePatternType
 	if found {
 		vars["payload"], vars["payload_raw"] = value, raw
@@ -330,7 +330,7 @@ func (te *TraceEval) evalPayload(r *check.Result, t *trigger, ch *compiledChild)
 	}
 	val, _, err := e.Eval(te.Deadline, act)
 	if err != nil {
-		setError(r, "expected_payload of %s could not be evaluated: %v%s", ch.name, err, contextHint(err, te.ctx, e))
+		setError(r, "expected_payload of %s could not be evaluated: %v%s", ch.name, err, te.contextHint(err, e))
 		return
 	}
 	ok, isUnknown, err := celexpr.Bool(val)
@@ -476,8 +476,7 @@ func (cc childChecks) refs(prefix string) []check.Ref {
 	return out
 }
 
-func (cc childChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	var out []check.Result
+func (cc childChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string, out []check.Result) []check.Result {
 	for _, ch := range cc {
 		out = append(out, te.evalChild(base, a, ch, childPrefix(prefix, ch.name))...)
 	}

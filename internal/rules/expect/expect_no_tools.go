@@ -2,6 +2,7 @@ package expect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/cluster"
@@ -12,8 +13,17 @@ func noToolsExpected(tools []string) string {
 	return "none of " + strings.Join(tools, ", ") + " called"
 }
 
-func noToolCalls(r *check.Result, a *logicalAgent, forbidden []string) {
-	r.Expected = noToolsExpected(forbidden)
+func noToolCalls(r *check.Result, a *logicalAgent, forbidden []string, quiet bool) {
+	if quiet { // the outcome alone: fails on the first forbidden call
+		r.Outcome = check.Pass
+		for _, tc := range a.toolCalls {
+			if slices.Contains(forbidden, tc.Name) {
+				r.Outcome, r.Cluster = check.Fail, cluster.ScopeBleed
+				return
+			}
+		}
+		return
+	}
 	bad := map[string]bool{}
 	for _, name := range forbidden {
 		bad[name] = true
@@ -42,13 +52,6 @@ func (n ExpectedNoToolCalls) set() bool { return len(n) > 0 }
 // Validate checks the tool names.
 func (n ExpectedNoToolCalls) Validate() error { return validToolNames(FieldExpectedNoToolCalls, n) }
 
-func (n ExpectedNoToolCalls) compile(check.Env) (expectation, error) { return n, nil }
-
-func (n ExpectedNoToolCalls) refs(prefix string) []check.Ref {
-	return []check.Ref{{ID: prefix + FieldExpectedNoToolCalls, Action: FieldExpectedNoToolCalls, Expected: noToolsExpected(n)}}
-}
-
-func (n ExpectedNoToolCalls) evaluate(_ *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	return []check.Result{agentResult(base, a, prefix+FieldExpectedNoToolCalls, FieldExpectedNoToolCalls,
-		func(r *check.Result) { noToolCalls(r, a, n) })}
+func (n ExpectedNoToolCalls) compile(check.Env) (expectation, error) {
+	return toolListCheck{field: FieldExpectedNoToolCalls, tools: n, want: noToolsExpected(n)}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/celexpr"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
@@ -17,39 +18,41 @@ func (te *TraceEval) evalResult(r *check.Result, a *logicalAgent, e *celexpr.Exp
 	inv := a.last()
 	f := te.factsOf(inv)
 	r.Expected = e.Src
-	r.Actual = f.shown
-	r.Spans = a.spanIDs()
-	if n := len(a.runs); n > 1 {
-		var earlier []string
-		for i, run := range a.runs[:n-1] {
-			// Only the status of an earlier run is shown: its output is not decoded.
-			earlier = append(earlier, "run "+strconv.Itoa(i+1)+": "+run.Status().State)
+	if !te.Quiet {
+		r.Actual = te.shown(inv)
+		r.Spans = a.spanIDs()
+		if n := len(a.runs); n > 1 {
+			var earlier []string
+			for i, run := range a.runs[:n-1] {
+				// Only the status of an earlier run is shown: its output is not decoded.
+				earlier = append(earlier, "run "+strconv.Itoa(i+1)+": "+run.Status().State)
+			}
+			r.Actual = fmt.Sprintf("run %d of %d: %s (%s)", n, n, r.Actual, strings.Join(earlier, ", "))
 		}
-		r.Actual = fmt.Sprintf("run %d of %d: %s (%s)", n, n, r.Actual, strings.Join(earlier, ", "))
 	}
-	vars := map[string]any{"status": f.status, "error": f.err, "context": te.ctx}
-	var unknown []*cel.AttributePatternType
-	if f.outputFound {
-		if e.Uses("output") { // else only Actual quotes it, from its first bytes
-			vars["output"] = te.output(inv)
-		}
-	} else {
-		unknown = append(unknown, cel.AttributePattern("output"))
+	vars := &te.vars
+	*vars = resultVars{status: f.status, err: f.err, ctx: te.contextOf(e)}
+	switch {
+	case !f.outputFound:
+		vars.unknown = outputUnknown
+	case e.Uses("output"): // else only Actual quotes it, from its first bytes
+		vars.output, vars.hasOutput = te.output(inv), true
 	}
-	act, err := cel.PartialVars(vars, unknown...)
+	val, _, err := e.Eval(te.Deadline, vars)
+	*vars = resultVars{} // nothing of the trace held past the evaluation
 	if err != nil {
-		setError(r, "expected_result of agent %s could not be evaluated: %v", a.label(), err)
-		return
-	}
-	val, _, err := e.Eval(te.Deadline, act)
-	if err != nil {
-		setError(r, "expected_result of agent %s could not be evaluated: %v%s", a.label(), err, contextHint(err, te.ctx, e))
+		setError(r, "expected_result of agent %s could not be evaluated: %v%s", a.label(), err, te.contextHint(err, e))
 		return
 	}
 	ok, isUnknown, err := celexpr.Bool(val)
 	switch {
 	case err != nil:
 		setError(r, "expected_result of agent %s: %v", a.label(), err)
+	case te.Quiet: // the outcome alone
+		r.Outcome = check.Fail
+		if ok && !isUnknown {
+			r.Outcome = check.Pass
+		}
 	case isUnknown:
 		r.Outcome = check.Fail
 		r.Message = fmt.Sprintf("content capture disabled on the exporter: the output of agent %s (span %s) was not captured "+
@@ -62,6 +65,42 @@ func (te *TraceEval) evalResult(r *check.Result, a *logicalAgent, e *celexpr.Exp
 		r.Message = fmt.Sprintf("agent %s: expected `%s`, got %s (status: %s)", a.label(), e.Src, r.Actual, f.statusWhy)
 	}
 }
+
+// resultVars bind expected_result's variables for one evaluation (a partial activation,
+// as cel.PartialVars makes of a map): status, error, context (nil when the expression does
+// not read it), output when it was captured and is read, and output unknown when it was not
+// captured.
+type resultVars struct {
+	status, err string
+	ctx         map[string]any
+	output      any
+	hasOutput   bool
+	unknown     []*cel.AttributePatternType
+}
+
+// outputUnknown marks output unknown: content capture was disabled.
+var outputUnknown = []*cel.AttributePatternType{cel.AttributePattern("output")}
+
+func (v *resultVars) ResolveName(name string) (any, bool) {
+	switch name {
+	case "status":
+		return v.status, true
+	case "error":
+		return v.err, true
+	case "context":
+		return v.ctx, true
+	case "output":
+		return v.output, v.hasOutput
+	}
+	return nil, false
+}
+
+func (v *resultVars) Parent() interpreter.Activation { return nil }
+
+func (v *resultVars) UnknownAttributePatterns() []*interpreter.AttributePattern { return v.unknown }
+
+// AsPartialActivation is how cel-go finds the unknowns of an activation.
+func (v *resultVars) AsPartialActivation() (interpreter.PartialActivation, bool) { return v, true }
 
 // ExpectedResult is expected_result: an expression over status, output, error and context,
 // asserted on the status, error and output of the agent's last run.
@@ -87,8 +126,8 @@ func (c resultCheck) refs(prefix string) []check.Ref {
 	return []check.Ref{{ID: prefix + FieldExpectedResult, Action: FieldExpectedResult, Expected: c.e.Src}}
 }
 
-func (c resultCheck) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
+func (c resultCheck) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string, out []check.Result) []check.Result {
 	r := fieldResult(base, prefix+FieldExpectedResult, FieldExpectedResult)
 	te.evalResult(&r, a, c.e)
-	return []check.Result{r}
+	return append(out, r)
 }

@@ -18,6 +18,9 @@ type compiledTool struct {
 	e    *celexpr.Expr // nil for a bare tool name
 	// counts is true when the expression reads invocations.
 	counts bool
+	// want is what is expected (expected); id the step id of the entry on a case's root
+	// agent, both made once.
+	want, id string
 }
 
 func (ct *compiledTool) expected() string {
@@ -39,9 +42,9 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 			calls = append(calls, tc)
 		}
 	}
-	r.Expected = ct.expected()
+	r.Expected = ct.want
 	if ct.e == nil {
-		calledAtAll(r, a, tool, calls)
+		calledAtAll(r, a, tool, calls, te.Quiet)
 		return
 	}
 	f, ok := te.filterCalls(r, ct.e, tool, calls)
@@ -49,24 +52,38 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 		return
 	}
 	n := len(f.matching)
-	r.Actual = fmt.Sprintf("%d calls, %d matching", len(calls), n)
-	r.Spans = callSpans(f.matching)
-	if n == 0 {
-		r.Spans = callSpans(calls)
+	if !te.Quiet {
+		r.Actual = fmt.Sprintf("%d calls, %d matching", len(calls), n)
+		r.Spans = callSpans(f.matching)
+		if n == 0 {
+			r.Spans = callSpans(calls)
+		}
+		f.desc = fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, ct.e.Src)
 	}
-	f.desc = fmt.Sprintf("%d of %d %s calls match `%s`", n, len(calls), tool, ct.e.Src)
 	switch {
+	case !ct.counts && te.Quiet:
+		r.Outcome = check.Fail
+		if n > 0 {
+			r.Outcome = check.Pass
+		}
 	case !ct.counts:
 		anyMatching(r, a, ct.e, tool, calls, f)
 	case n == 0:
 		te.holdsWithNone(r, a, ct.e, tool, calls, f)
 	default:
-		te.residualsHold(r, a, tool, f)
+		te.residualsHold(r, a, tool, ct.e, f)
 	}
 }
 
 // calledAtAll decides a bare tool name: called at least once.
-func calledAtAll(r *check.Result, a *logicalAgent, tool string, calls []*agentgraph.ToolCall) {
+func calledAtAll(r *check.Result, a *logicalAgent, tool string, calls []*agentgraph.ToolCall, quiet bool) {
+	if quiet { // the outcome alone
+		r.Outcome = check.Fail
+		if len(calls) > 0 {
+			r.Outcome = check.Pass
+		}
+		return
+	}
 	r.Actual = fmt.Sprintf("%d calls", len(calls))
 	r.Spans = callSpans(calls)
 	if len(calls) == 0 {
@@ -98,15 +115,30 @@ type toolFilter struct {
 // could not be evaluated (r is then the error).
 func (te *TraceEval) filterCalls(r *check.Result, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall) (f toolFilter, ok bool) {
 	seen := map[string]bool{}
+	// An expression that does not read params evaluates the same on every call (context is
+	// the trace's): the first call's evaluation decides the others.
+	perCall := e.Uses("params")
+	var matched bool
+	var res residual
 	for i, tc := range calls {
-		params, isObject := tc.ParsedArgs()
-		if len(f.argsSeen) < 3 {
+		needArgs := perCall || (len(f.argsSeen) < 3 && !te.Quiet)
+		var params map[string]any
+		isObject := false
+		if needArgs {
+			params, isObject = tc.ParsedArgs()
+		}
+		if len(f.argsSeen) < 3 && !te.Quiet {
 			f.argsSeen = append(f.argsSeen, show(params))
 		}
-		at := fmt.Sprintf("%s call %d of %d (span %s)", tool, i+1, len(calls), tc.Span.ID)
-		matched, res, ok := te.matchCall(r, e, tc, params, isObject, at)
-		if !ok {
-			return f, false
+		if i == 0 || perCall || te.Deadline.Err() != nil {
+			// at names the call in an error: made only for one.
+			at := func() string { return fmt.Sprintf("%s call %d of %d (span %s)", tool, i+1, len(calls), tc.Span.ID) }
+			if !needArgs {
+				params, isObject = tc.ParsedArgs() // the error hint reads them
+			}
+			if matched, res, ok = te.matchCall(r, e, tc, params, isObject, at); !ok {
+				return f, false
+			}
 		}
 		if !matched {
 			continue
@@ -122,8 +154,8 @@ func (te *TraceEval) filterCalls(r *check.Result, e *celexpr.Expr, tool string, 
 
 // matchCall evaluates e on one call (at names it) with invocations unknown: matched unless
 // false, with the residual to decide later; ok is false when it could not be evaluated.
-func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.ToolCall, params map[string]any, isObject bool, at string) (matched bool, res residual, ok bool) {
-	act, err := cel.PartialVars(map[string]any{"params": params, "context": te.ctx}, cel.AttributePattern("invocations"))
+func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.ToolCall, params map[string]any, isObject bool, at func() string) (matched bool, res residual, ok bool) {
+	act, err := cel.PartialVars(map[string]any{"params": params, "context": te.contextOf(e)}, cel.AttributePattern("invocations"))
 	if err != nil {
 		setError(r, "%s: %v", tc.Name, err)
 		return false, res, false
@@ -131,12 +163,12 @@ func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.
 	val, det, err := e.Eval(te.Deadline, act)
 	if err != nil {
 		r.Spans = []string{tc.Span.ID.String()}
-		setError(r, "%s could not be evaluated against `%s`: %v%s%s", at, e.Src, err, argsHint(tc, isObject), contextHint(err, te.ctx, e))
+		setError(r, "%s could not be evaluated against `%s`: %v%s%s", at(), e.Src, err, argsHint(tc, isObject), te.contextHint(err, e))
 		return false, res, false
 	}
 	holds, isUnknown, err := celexpr.Bool(val)
 	if err != nil {
-		setError(r, "%s: %v", at, err)
+		setError(r, "%s: %v", at(), err)
 		return false, res, false
 	}
 	if !isUnknown {
@@ -144,19 +176,19 @@ func (te *TraceEval) matchCall(r *check.Result, e *celexpr.Expr, tc *agentgraph.
 	}
 	rest, err := e.Residual(det)
 	if err != nil {
-		setError(r, "%s: residual of `%s`: %v", at, e.Src, err)
+		setError(r, "%s: residual of `%s`: %v", at(), e.Src, err)
 		return false, res, false
 	}
 	if celexpr.References(rest)["params"] {
 		// Only an error keeps params in the residual (e.g. a missing key, absorbed by the
 		// unknown invocations).
 		r.Spans = []string{tc.Span.ID.String()}
-		setError(r, "%s could not be evaluated against `%s`: %s%s", at, e.Src, celexpr.StateError(det), argsHint(tc, isObject))
+		setError(r, "%s could not be evaluated against `%s`: %s%s", at(), e.Src, celexpr.StateError(det), argsHint(tc, isObject))
 		return false, res, false
 	}
 	prg, text, err := e.ResidualProgram(rest)
 	if err != nil {
-		setError(r, "%s: residual of `%s`: %v", at, e.Src, err)
+		setError(r, "%s: residual of `%s`: %v", at(), e.Src, err)
 		return false, res, false
 	}
 	return true, residual{text: text, prg: prg}, true
@@ -182,20 +214,25 @@ func anyMatching(r *check.Result, a *logicalAgent, e *celexpr.Expr, tool string,
 // residual from, so it is evaluated with invocations = 0 and params unknown. Unknown means
 // the verdict depends only on the (absent) calls' params: it holds.
 func (te *TraceEval) holdsWithNone(r *check.Result, a *logicalAgent, e *celexpr.Expr, tool string, calls []*agentgraph.ToolCall, f toolFilter) {
-	act, err := cel.PartialVars(map[string]any{"invocations": int64(0), "context": te.ctx}, cel.AttributePattern("params"))
+	act, err := cel.PartialVars(map[string]any{"invocations": int64(0), "context": te.contextOf(e)}, cel.AttributePattern("params"))
 	if err != nil {
 		setError(r, "%s: %v", tool, err)
 		return
 	}
 	val, _, err := e.Eval(te.Deadline, act)
 	if err != nil {
-		setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, contextHint(err, te.ctx, e))
+		setError(r, "%s: `%s` could not be evaluated with invocations = 0: %v%s", tool, e.Src, err, te.contextHint(err, e))
 		return
 	}
 	ok, isUnknown, err := celexpr.Bool(val)
 	switch {
 	case err != nil:
 		setError(r, "%s: %v", tool, err)
+	case te.Quiet: // the outcome alone
+		r.Outcome = check.Fail
+		if ok || isUnknown {
+			r.Outcome = check.Pass
+		}
 	case (ok || isUnknown) && len(calls) == 0:
 		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.Src)
@@ -214,14 +251,14 @@ func (te *TraceEval) holdsWithNone(r *check.Result, a *logicalAgent, e *celexpr.
 
 // residualsHold decides a counting expression: each distinct residual of the matching
 // calls, with invocations bound to their number.
-func (te *TraceEval) residualsHold(r *check.Result, a *logicalAgent, tool string, f toolFilter) {
+func (te *TraceEval) residualsHold(r *check.Result, a *logicalAgent, tool string, e *celexpr.Expr, f toolFilter) {
 	n := len(f.matching)
 	var held []string
 	for _, res := range f.residuals {
 		if res.prg == nil {
 			continue // the call matched outright (true)
 		}
-		val, _, err := res.prg.ContextEval(te.Deadline, map[string]any{"invocations": int64(n), "context": te.ctx})
+		val, _, err := res.prg.ContextEval(te.Deadline, map[string]any{"invocations": int64(n), "context": te.contextOf(e)})
 		if err != nil {
 			setError(r, "%s: residual `%s` could not be evaluated with invocations = %d: %v", tool, res.text, n, err)
 			return
@@ -233,12 +270,17 @@ func (te *TraceEval) residualsHold(r *check.Result, a *logicalAgent, tool string
 		}
 		if !ok {
 			r.Outcome = check.Fail
-			r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), f.desc, res.text, n)
+			if !te.Quiet {
+				r.Message = fmt.Sprintf("agent %s: %s, and the residual `%s` is false with invocations = %d", a.label(), f.desc, res.text, n)
+			}
 			return
 		}
 		held = append(held, "`"+res.text+"`")
 	}
 	r.Outcome = check.Pass
+	if te.Quiet {
+		return
+	}
 	if len(held) == 0 {
 		r.Message = fmt.Sprintf("agent %s: %s", a.label(), f.desc)
 		return
@@ -348,6 +390,7 @@ func (tc ExpectedToolCalls) compile(env check.Env) (expectation, error) {
 				ct.e, ct.counts = e, e.Uses("invocations")
 			}
 		}
+		ct.want, ct.id = ct.expected(), toolCallID("", i)
 		out = append(out, ct)
 	}
 	return out, joinErrs(errs)
@@ -359,16 +402,26 @@ type toolChecks []*compiledTool
 func (tc toolChecks) refs(prefix string) []check.Ref {
 	out := make([]check.Ref, 0, len(tc))
 	for i, ct := range tc {
-		out = append(out, check.Ref{ID: fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), Action: FieldExpectedToolCalls, Expected: ct.expected()})
+		out = append(out, check.Ref{ID: toolCallID(prefix, i), Action: FieldExpectedToolCalls, Expected: ct.want})
 	}
 	return out
 }
 
-func (tc toolChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	out := make([]check.Result, 0, len(tc))
+func (tc toolChecks) evaluate(te *TraceEval, base check.Result, a *logicalAgent, prefix string, out []check.Result) []check.Result {
 	for i, ct := range tc {
-		out = append(out, agentResult(base, a, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i), FieldExpectedToolCalls,
-			func(r *check.Result) { te.evalTool(r, a, ct) }))
+		id := ct.id
+		if prefix != "" {
+			id = toolCallID(prefix, i)
+		}
+		r := fieldResult(base, id, FieldExpectedToolCalls)
+		te.evalTool(&r, a, ct)
+		te.agentSpans(&r, a)
+		out = append(out, r)
 	}
 	return out
+}
+
+// toolCallID is the step id of entry i of expected_tool_calls under prefix.
+func toolCallID(prefix string, i int) string {
+	return fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i)
 }

@@ -11,15 +11,23 @@ func orderExpected(order []string) string {
 	return strings.Join(order, " -> ") + " in this relative order"
 }
 
-func toolOrder(r *check.Result, a *logicalAgent, order []string) {
-	r.Expected = orderExpected(order)
+func toolOrder(r *check.Result, a *logicalAgent, order []string, quiet bool) {
 	j := 0
 	var spans []string
 	for _, tc := range a.toolCalls {
 		if j < len(order) && tc.Name == order[j] {
-			spans = append(spans, tc.Span.ID.String())
+			if !quiet {
+				spans = append(spans, tc.Span.ID.String())
+			}
 			j++
 		}
+	}
+	if quiet { // the outcome alone
+		r.Outcome = check.Fail
+		if j == len(order) {
+			r.Outcome = check.Pass
+		}
+		return
 	}
 	r.Actual = toolSequence(a)
 	r.Spans = spans
@@ -65,15 +73,8 @@ func (o ExpectedToolCallOrder) Validate() error {
 	return validToolNames(FieldExpectedToolCallOrder, o)
 }
 
-func (o ExpectedToolCallOrder) compile(check.Env) (expectation, error) { return o, nil }
-
-func (o ExpectedToolCallOrder) refs(prefix string) []check.Ref {
-	return []check.Ref{{ID: prefix + FieldExpectedToolCallOrder, Action: FieldExpectedToolCallOrder, Expected: orderExpected(o)}}
-}
-
-func (o ExpectedToolCallOrder) evaluate(_ *TraceEval, base check.Result, a *logicalAgent, prefix string) []check.Result {
-	return []check.Result{agentResult(base, a, prefix+FieldExpectedToolCallOrder, FieldExpectedToolCallOrder,
-		func(r *check.Result) { toolOrder(r, a, o) })}
+func (o ExpectedToolCallOrder) compile(check.Env) (expectation, error) {
+	return toolListCheck{field: FieldExpectedToolCallOrder, tools: o, want: orderExpected(o)}, nil
 }
 
 // validToolNames reports each empty tool name of the list field.

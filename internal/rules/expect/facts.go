@@ -44,7 +44,7 @@ type runFacts struct {
 	outputFound bool
 	outputFrom  string
 	// shown is the run as expected_result's actual text quotes it: status, error and
-	// output (TraceEval.factsOf, once per run for every case on the trace).
+	// output (TraceEval.shown, once per run for every case on the trace; "" until read).
 	shown string
 }
 

@@ -106,7 +106,7 @@ func (a AgentExpectations) StepIDs(prefix string) []string {
 		ids = append(ids, prefix+FieldExpectedResult)
 	}
 	for i := range a.ExpectedToolCalls {
-		ids = append(ids, fmt.Sprintf("%s%s[%d]", prefix, FieldExpectedToolCalls, i))
+		ids = append(ids, toolCallID(prefix, i))
 	}
 	if len(a.ExpectedToolCallOrder) > 0 {
 		ids = append(ids, prefix+FieldExpectedToolCallOrder)

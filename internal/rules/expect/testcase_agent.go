@@ -17,7 +17,9 @@ type logicalAgent struct {
 	runs []*agentgraph.Invocation
 	// toolCalls are the runs' own tool calls, in start order.
 	toolCalls []*agentgraph.ToolCall
-	member    map[*agentgraph.Invocation]bool
+	// marks are the root agent's marks by Invocation.Index (rootAgent; markRun: one of
+	// its runs); nil for a single run.
+	marks []uint8
 	// ids are the runs' span ids (spanIDs), once per logical agent.
 	ids []string
 }
@@ -26,8 +28,28 @@ type logicalAgent struct {
 func oneRun(inv *agentgraph.Invocation) *logicalAgent {
 	return &logicalAgent{
 		name: inv.Name, runs: []*agentgraph.Invocation{inv}, toolCalls: inv.ToolCalls,
-		member: map[*agentgraph.Invocation]bool{inv: true},
 	}
+}
+
+// The marks rootAgent sets on the trace's invocations, by Invocation.Index.
+const (
+	markTop     uint8 = 1 << iota // a top-level run of the root agent's name (RootRuns)
+	markRun                       // a run of the logical agent
+	markReached                   // reached from its runs by handoffs
+)
+
+// isRun reports whether inv is one of a's runs.
+func (a *logicalAgent) isRun(inv *agentgraph.Invocation) bool {
+	if a.marks == nil {
+		return inv == a.runs[0]
+	}
+	return marked(a.marks, inv, markRun)
+}
+
+// marked reports whether inv carries mark (an invocation of another trace, Index -1,
+// carries none).
+func marked(marks []uint8, inv *agentgraph.Invocation, mark uint8) bool {
+	return inv.Index >= 0 && inv.Index < len(marks) && marks[inv.Index]&mark != 0
 }
 
 // rootAgent is the root agent of g as one logical agent. Its runs are, in start order:
@@ -42,23 +64,39 @@ func oneRun(inv *agentgraph.Invocation) *logicalAgent {
 // A run of the root's name nested under another agent's span (that agent called it as a
 // sub-agent or a tool, and waited for it) is a child of that agent, not the root resumed.
 func rootAgent(g *agentgraph.Graph) *logicalAgent {
-	a := &logicalAgent{name: g.Root.Name, member: map[*agentgraph.Invocation]bool{}}
-	top := map[*agentgraph.Invocation]bool{g.Root: true}
+	a := &logicalAgent{name: g.Root.Name, marks: make([]uint8, len(g.Invocations))}
+	marks := a.marks
+	marks[g.Root.Index] |= markTop
 	for _, inv := range g.RootRuns {
-		top[inv] = true
+		if inv.Index >= 0 && inv.Index < len(marks) {
+			marks[inv.Index] |= markTop
+		}
 	}
-	reached := map[*agentgraph.Invocation]bool{}
+	runs, calls := 0, 0
 	for _, inv := range g.Invocations[g.Root.Index:] {
-		handedBack := inv.Name == a.name && inv.In != nil && reached[inv.In.From] &&
+		fromReached := inv.In != nil && marked(marks, inv.In.From, markReached)
+		handedBack := inv.Name == a.name && fromReached &&
 			handoffDetections[inv.In.Detection] && inv.Span.Owner() == nil
-		if top[inv] || handedBack {
-			a.runs = append(a.runs, inv)
-			a.member[inv] = true
+		if marks[inv.Index]&markTop != 0 || handedBack {
+			marks[inv.Index] |= markRun
+			runs, calls = runs+1, calls+len(inv.ToolCalls)
 		}
-		if a.member[inv] || (inv.In != nil && reached[inv.In.From]) {
-			reached[inv] = true
+		if marks[inv.Index]&markRun != 0 || fromReached {
+			marks[inv.Index] |= markReached
 		}
 	}
+	// The runs and their tool calls, each in one allocation.
+	a.runs = make([]*agentgraph.Invocation, 0, runs)
+	for _, inv := range g.Invocations[g.Root.Index:] {
+		if marks[inv.Index]&markRun != 0 {
+			a.runs = append(a.runs, inv)
+		}
+	}
+	if runs == 1 {
+		a.toolCalls = a.runs[0].ToolCalls // read only, as a single run's (oneRun)
+		return a
+	}
+	a.toolCalls = make([]*agentgraph.ToolCall, 0, calls)
 	for _, inv := range a.runs {
 		a.toolCalls = append(a.toolCalls, inv.ToolCalls...)
 	}
@@ -101,7 +139,7 @@ func (a *logicalAgent) out() []*agentgraph.Edge {
 	var out []*agentgraph.Edge
 	for _, inv := range a.runs {
 		for _, e := range inv.Out {
-			if !a.member[e.To] {
+			if !a.isRun(e.To) {
 				out = append(out, e)
 			}
 		}

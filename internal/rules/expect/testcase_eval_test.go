@@ -42,17 +42,20 @@ func TestShownOutputFromPreview(t *testing.T) {
 			te := NewTraceEval(g)
 			for _, inv := range g.Invocations {
 				facts := te.factsOf(inv)
+				require.Empty(t, facts.shown, "quoted only when read")
+				shown := te.shown(inv)
 				if !facts.outputFound {
-					require.Contains(t, facts.shown, "output not captured")
+					require.Contains(t, shown, "output not captured")
 					continue
 				}
 				outputs++
 				full := contentValue(inv.Output.Text, assistantRoles)
 				want := fmt.Sprintf("status %q, error %s, output %s", facts.status, show(facts.err), show(full))
-				require.Equal(t, want, facts.shown, "%s, span %s", f, inv.Span.ID)
+				require.Equal(t, want, shown, "%s, span %s", f, inv.Span.ID)
+				require.Equal(t, shown, te.factsOf(inv).shown, "kept with the facts")
 				require.Nil(t, facts.output, "not decoded before an expression reads it")
 				require.Equal(t, full, te.output(inv), "%s, span %s", f, inv.Span.ID)
-				require.True(t, te.facts[inv].outputDecoded)
+				require.True(t, te.factsOf(inv).outputDecoded)
 				if len(inv.Output.Text) > 2*maxShown {
 					cut++
 				}

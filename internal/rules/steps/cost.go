@@ -36,7 +36,7 @@ func (s *BudgetStep) costWant() string {
 }
 
 // costActual is the cost part of a run's actual text ("" when maxCostUsd is unset).
-func (s *BudgetStep) costActual(sub agentgraph.Rollup) string {
+func (s *BudgetStep) costActual(sub *agentgraph.Rollup) string {
 	switch {
 	case s.MaxCostUsd == nil:
 		return ""
@@ -47,7 +47,7 @@ func (s *BudgetStep) costActual(sub agentgraph.Rollup) string {
 }
 
 // checkCost adds the run's cost problem, or why its cost budget cannot be checked.
-func (s *BudgetStep) checkCost(at string, sub agentgraph.Rollup, problems, unknown []string) ([]string, []string) {
+func (s *BudgetStep) checkCost(at string, sub *agentgraph.Rollup, problems, unknown []string) ([]string, []string) {
 	if s.MaxCostUsd == nil {
 		return problems, unknown
 	}
@@ -65,7 +65,7 @@ func (s *BudgetStep) checkCost(at string, sub agentgraph.Rollup, problems, unkno
 }
 
 // noPrice names the models without a price: "no price for model X" (or "models X, Y").
-func noPrice(sub agentgraph.Rollup) string {
+func noPrice(sub *agentgraph.Rollup) string {
 	return "no price for " + oneOrMany(len(sub.UnpricedModels), "model", "models") + " " + strings.Join(sub.UnpricedModels, ", ")
 }
 

@@ -72,7 +72,10 @@ func (s *BudgetStep) expected() string {
 func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 	r := run.NewResult(id, check.ActionBudget)
 	g := run.DAG
-	r.Expected = s.expected()
+	quiet := run.Trace.Quiet
+	if !quiet {
+		r.Expected = s.expected()
+	}
 	var problems, unknown, actual []string
 	runs := 0
 	for _, inv := range g.Invocations {
@@ -80,8 +83,8 @@ func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 			continue
 		}
 		runs++
-		sub := inv.Subtree
-		if len(actual) < check.MaxListed {
+		sub := &inv.Subtree
+		if len(actual) < check.MaxListed && !quiet {
 			actual = append(actual, usage(sub)+s.costActual(sub))
 			r.Spans = append(r.Spans, inv.Span.ID.String())
 		}
@@ -91,23 +94,32 @@ func (s *BudgetStep) Evaluate(run *check.Run, id string) {
 	}
 	defer func() { run.Out.Add(r) }()
 	if runs == 0 {
-		r.Outcome, r.Actual = check.Skipped, "agent did not run"
-		r.Message = check.NotRun(g, s.AgentName) + "; nothing to budget"
+		r.Outcome = check.Skipped
+		if !quiet {
+			r.Actual = "agent did not run"
+			r.Message = check.NotRun(g, s.AgentName) + "; nothing to budget"
+		}
 		return
 	}
-	r.Actual = check.Listed(actual, runs, "; ", "runs")
+	if !quiet {
+		r.Actual = check.Listed(actual, runs, "; ", "runs")
+	}
 	if len(problems) == 0 && len(unknown) > 0 {
 		// Never a pass on a duration nobody knows; an error, like a grading that erred:
 		// the trace's timestamps are broken, not the agent's budget.
 		r.Outcome, r.Message = check.Error, check.Listed(unknown, len(unknown), "; ", "runs")
 		return
 	}
-	check.Verdict(&r, check.CapList(append(problems, unknown...)), fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual))
+	ok := ""
+	if !quiet {
+		ok = fmt.Sprintf("%s within budget: %s", s.AgentName, r.Actual)
+	}
+	check.Verdict(&r, check.CapList(append(problems, unknown...)), ok)
 	r.Classify(cluster.BudgetBlowout)
 }
 
 // usage renders what a run's subtree used.
-func usage(sub agentgraph.Rollup) string {
+func usage(sub *agentgraph.Rollup) string {
 	// strconv, not fmt: this runs for every run on every trace (the same text as
 	// "tokens %d, duration %gms, tool calls %d").
 	duration := strconv.FormatFloat(check.Round(sub.DurationMs), 'g', -1, 64) + "ms"
@@ -120,7 +132,7 @@ func usage(sub agentgraph.Rollup) string {
 // overruns lists the limits one run's subtree exceeds, and those it cannot be checked
 // against (a duration of unknown spans under the limit).
 func (s *BudgetStep) overruns(inv *agentgraph.Invocation) (over, undecided []string) {
-	sub := inv.Subtree
+	sub := &inv.Subtree
 	// at names the run in a problem; built only for a run that has one (most runs pass).
 	at := ""
 	if s.anyOver(sub) {
@@ -156,7 +168,7 @@ func runAt(inv *agentgraph.Invocation) string {
 
 // anyOver reports whether overruns has anything to say of sub: a limit exceeded, or one
 // that cannot be checked (unknown duration or cost).
-func (s *BudgetStep) anyOver(sub agentgraph.Rollup) bool {
+func (s *BudgetStep) anyOver(sub *agentgraph.Rollup) bool {
 	return (s.MaxTokens != nil && sub.TotalTokens > *s.MaxTokens) ||
 		(s.MaxDurationMs != nil && (sub.DurationMs > *s.MaxDurationMs || sub.DurationUnknown > 0)) ||
 		(s.MaxToolCalls != nil && sub.ToolCalls > *s.MaxToolCalls) ||
@@ -164,7 +176,7 @@ func (s *BudgetStep) anyOver(sub agentgraph.Rollup) bool {
 }
 
 // unknownDuration says why a rollup's duration is unknown, naming the first span.
-func unknownDuration(sub agentgraph.Rollup) string {
+func unknownDuration(sub *agentgraph.Rollup) string {
 	sp := sub.DurationUnknownSpan
 	why := fmt.Sprintf("span %s ends before it starts", sp.ID)
 	if sp.End() == 0 {

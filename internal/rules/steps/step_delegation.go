@@ -53,27 +53,42 @@ func (s *DelegationStep) Results(id string) []check.Ref {
 func (s *DelegationStep) Evaluate(run *check.Run, id string) {
 	r := run.NewResult(id, check.ActionDelegation)
 	g := run.DAG
+	quiet := run.Trace.Quiet
 	minN, maxN := s.min(), math.MaxInt
-	bounds := fmt.Sprintf("at least %d", minN)
 	if s.MaxInvocations != nil {
 		maxN = *s.MaxInvocations
-		bounds = fmt.Sprintf("between %d and %d", minN, maxN)
 	}
-	from := orAny(s.FromAgent)
-	r.Expected = fmt.Sprintf("%s delegates to %s %s times", from, s.AgentName, bounds)
 	count := 0
 	others := map[string]int{}
 	for _, e := range g.Edges {
 		if e.To.Name != s.AgentName {
 			continue
 		}
-		if s.FromAgent == "" || e.From.Name == s.FromAgent {
+		switch {
+		case s.FromAgent == "" || e.From.Name == s.FromAgent:
 			count++
-			r.Spans = append(r.Spans, e.To.Span.ID.String())
-		} else {
+			if !quiet {
+				r.Spans = append(r.Spans, e.To.Span.ID.String())
+			}
+		case !quiet:
 			others[e.From.Name]++
 		}
 	}
+	if quiet { // the outcome alone
+		r.Outcome = check.Pass
+		if count < minN || count > maxN {
+			r.Outcome = check.Fail
+			r.Classify(cluster.WrongDispatch)
+		}
+		run.Out.Add(r)
+		return
+	}
+	bounds := fmt.Sprintf("at least %d", minN)
+	if s.MaxInvocations != nil {
+		bounds = fmt.Sprintf("between %d and %d", minN, maxN)
+	}
+	from := orAny(s.FromAgent)
+	r.Expected = fmt.Sprintf("%s delegates to %s %s times", from, s.AgentName, bounds)
 	r.Actual = fmt.Sprintf("%d times", count)
 	if len(others) > 0 {
 		r.Actual += fmt.Sprintf(" (other senders to %s: %s)", s.AgentName, check.FormatCounts(others))

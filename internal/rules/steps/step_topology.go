@@ -66,6 +66,15 @@ func (s *TopologyStep) Evaluate(run *check.Run, id string) {
 	r := run.NewResult(id, check.ActionTopology)
 	g := run.Trace.G
 	run.DAG = g
+	if run.Trace.Quiet { // the outcome alone
+		r.Outcome = check.Pass
+		if len(g.Invocations) == 0 || s.tooDeep(g) || len(s.forbiddenCycles(g)) > 0 || len(s.loopProblems(g)) > 0 {
+			r.Outcome = check.Fail
+			r.Classify(topologyCluster(g))
+		}
+		run.Out.Add(r)
+		return
+	}
 	r.Expected = s.expected()
 	cycles := "none"
 	if len(g.Cycles) > 0 {
@@ -80,24 +89,35 @@ func (s *TopologyStep) Evaluate(run *check.Run, id string) {
 	if len(g.Invocations) == 0 {
 		problems = append(problems, fmt.Sprintf("no agent span recognized among %d spans", len(g.Spans)))
 	}
-	if s.MaxDepth != nil && g.Depth > *s.MaxDepth {
+	if s.tooDeep(g) {
 		problems = append(problems, fmt.Sprintf("delegation depth %d exceeds maxDepth %d (%s)", g.Depth, *s.MaxDepth, longestChain(g)))
 	}
-	if !s.AllowCycles {
-		var forbidden [][]string
-		for _, c := range g.Cycles {
-			if !allowedCycle(c, s.AllowedCycles) {
-				forbidden = append(forbidden, c)
-			}
-		}
-		if len(forbidden) > 0 {
-			problems = append(problems, "delegation cycle among agents "+cycleList(forbidden))
-		}
+	if forbidden := s.forbiddenCycles(g); len(forbidden) > 0 {
+		problems = append(problems, "delegation cycle among agents "+cycleList(forbidden))
 	}
 	problems = append(problems, s.loopProblems(g)...)
 	check.Verdict(&r, problems, "topology ok: "+r.Actual)
 	r.Classify(topologyCluster(g))
 	run.Out.Add(r)
+}
+
+// tooDeep reports whether g's delegation depth exceeds maxDepth.
+func (s *TopologyStep) tooDeep(g *agentgraph.Graph) bool {
+	return s.MaxDepth != nil && g.Depth > *s.MaxDepth
+}
+
+// forbiddenCycles are g's cycles the step does not allow (none with allowCycles).
+func (s *TopologyStep) forbiddenCycles(g *agentgraph.Graph) [][]string {
+	if s.AllowCycles {
+		return nil
+	}
+	var forbidden [][]string
+	for _, c := range g.Cycles {
+		if !allowedCycle(c, s.AllowedCycles) {
+			forbidden = append(forbidden, c)
+		}
+	}
+	return forbidden
 }
 
 func (s *TopologyStep) expected() string {
