@@ -41,6 +41,12 @@ func (p *handoffProcessor) assemble(rs []release) []unit {
 		p.links.remember(graphs[i])
 		built[i] = time.Since(began)
 	}
+	return p.finishAll(rs, graphs, built)
+}
+
+// finishAll is assemble's second pass: every released trace's DAG finished (finishOne)
+// into its unit.
+func (p *handoffProcessor) finishAll(rs []release, graphs []*agentgraph.Graph, built []time.Duration) []unit {
 	units := make([]unit, len(rs))
 	for i, r := range rs {
 		units[i] = p.finishOne(r, graphs[i], built[i])
