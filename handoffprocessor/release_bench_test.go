@@ -2,6 +2,7 @@ package handoffprocessor
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -17,11 +18,19 @@ import (
 // the link cache, resolving links, writing costs, adding the HANDOFF spans, sizing, batching
 // and handing the batches downstream (a counting sink), as assemble and forwardReleased do
 // it. Each iteration releases the load-test workload's 240 traces (fresh copies, fresh ids)
-// with the default configuration (a full-size link cache); the copies and agentgraph.Build
-// run with the timer stopped, so ns/span, cpu-ns/span (process CPU in the timed parts, GC
-// included), B/op and allocs/op are the release path's own.
+// with the default configuration (a full-size link cache), in chunks of one trace (timed
+// releases at a moderate rate: the load test at 50k spans/s) or of all 240 (a burst; still
+// under release.max_batch_spans); the copies and agentgraph.Build run with the timer
+// stopped, so ns/span, cpu-ns/span (process CPU in the timed parts, GC included), B/op and
+// allocs/op are the release path's own.
 func BenchmarkReleaseOutsideBuild(b *testing.B) {
 	w := loadWorkload(b, 240)
+	for _, chunk := range []int{1, len(w.Templates)} {
+		b.Run(fmt.Sprintf("chunk=%d", chunk), func(b *testing.B) { benchReleaseOutsideBuild(b, w, chunk) })
+	}
+}
+
+func benchReleaseOutsideBuild(b *testing.B, w *benchWorkload, chunk int) {
 	cfg := createDefaultConfig().(*Config)
 	p, err := newProcessor(processortest.NewNopSettings(NewFactory().Type()), cfg, new(countingSink))
 	if err != nil {
@@ -69,16 +78,19 @@ func BenchmarkReleaseOutsideBuild(b *testing.B) {
 		}
 		b.StartTimer()
 		cpu0 = cpuTime()
-		for _, g := range graphs {
-			p.links.remember(g)
-		}
-		bt := batcher{p: p, send: func(bt *batch) error { return p.deliver(context.Background(), bt) }}
-		for _, u := range p.finishAll(rs, graphs, make([]time.Duration, len(rs))) {
-			bt.add(u)
-		}
-		bt.flush()
-		if err := bt.err(); err != nil {
-			b.Fatal(err)
+		for from := 0; from < len(rs); from += chunk {
+			to := min(from+chunk, len(rs))
+			for _, g := range graphs[from:to] {
+				p.links.remember(g)
+			}
+			bt := batcher{p: p, send: func(bt *batch) error { return p.deliver(context.Background(), bt) }}
+			for _, u := range p.finishAll(rs[from:to], graphs[from:to], make([]time.Duration, to-from)) {
+				bt.add(u)
+			}
+			bt.flush()
+			if err := bt.err(); err != nil {
+				b.Fatal(err)
+			}
 		}
 		cpu += cpuTime() - cpu0
 		spans += w.Spans

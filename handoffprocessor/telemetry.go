@@ -109,40 +109,84 @@ type releaseStats struct {
 	hold, assembly                                    time.Duration
 }
 
-func (t *telemetry) released(ctx context.Context, s releaseStats) {
-	t.tb.ProcessorHandoffTracesReleased.Add(ctx, 1, triggerAttrs[s.trigger])
-	t.tb.ProcessorHandoffSpansReleased.Add(ctx, int64(s.spans))
-	switch s.trigger {
-	case triggerEvicted:
-		t.tb.ProcessorHandoffTracesEvicted.Add(ctx, 1)
-	case triggerTooLarge:
-		t.tb.ProcessorHandoffTracesTooLarge.Add(ctx, 1)
-	}
-	if s.handoffs > 0 {
-		t.tb.ProcessorHandoffHandoffsSynthesized.Add(ctx, int64(s.handoffs))
-	}
-	if s.orphans > 0 {
-		t.tb.ProcessorHandoffOrphanSpans.Add(ctx, int64(s.orphans))
-	}
-	if s.duplicates > 0 {
-		t.tb.ProcessorHandoffDuplicateSpans.Add(ctx, int64(s.duplicates))
-	}
-	if s.brokenLinks > 0 {
-		t.tb.ProcessorHandoffBrokenParentLinks.Add(ctx, int64(s.brokenLinks))
-	}
-	for by, n := range map[string]int{
-		agentgraph.LinkBySenderTrace: s.links.BySenderTrace,
-		agentgraph.LinkByAttributes:  s.links.ByAttributes,
-		agentgraph.LinkByHandoffSpan: s.links.ByHandoffSpan,
-	} {
-		if n > 0 {
-			t.tb.ProcessorHandoffResolvedLinks.Add(ctx, int64(n), resolvedBy[by])
+// releaseTotals sums the counters of the traces one downstream batch carries, so each is
+// recorded once per batch, not once per trace.
+type releaseTotals struct {
+	traces                                                            [len(releaseTriggers)]int64
+	spans, handoffs, orphans, duplicates, brokenLinks, evicted, large int64
+	links                                                             agentgraph.LinkCounts
+}
+
+// releaseTriggers are the release triggers, in the order releaseTotals counts them.
+var releaseTriggers = [...]string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown, triggerEndOfInput}
+
+// add counts one released trace, and records its histograms (one value per trace).
+func (t *telemetry) add(ctx context.Context, tot *releaseTotals, s releaseStats) {
+	for i, trig := range releaseTriggers {
+		if trig == s.trigger {
+			tot.traces[i]++
+			break
 		}
 	}
-	if s.links.Unresolved > 0 {
-		t.tb.ProcessorHandoffUnresolvedLinks.Add(ctx, int64(s.links.Unresolved))
+	tot.spans += int64(s.spans)
+	switch s.trigger {
+	case triggerEvicted:
+		tot.evicted++
+	case triggerTooLarge:
+		tot.large++
 	}
+	tot.handoffs += int64(s.handoffs)
+	tot.orphans += int64(s.orphans)
+	tot.duplicates += int64(s.duplicates)
+	tot.brokenLinks += int64(s.brokenLinks)
+	tot.links.BySenderTrace += s.links.BySenderTrace
+	tot.links.ByAttributes += s.links.ByAttributes
+	tot.links.ByHandoffSpan += s.links.ByHandoffSpan
+	tot.links.Unresolved += s.links.Unresolved
 	t.tb.ProcessorHandoffTraceHoldTime.Record(ctx, s.hold.Milliseconds())
 	t.tb.ProcessorHandoffAssemblyLatency.Record(ctx, float64(s.assembly.Microseconds())/1000)
 	t.tb.ProcessorHandoffTraceSize.Record(ctx, int64(s.spans))
+}
+
+// released records the counters of a batch's released traces.
+func (t *telemetry) released(ctx context.Context, tot *releaseTotals) {
+	for i, n := range tot.traces {
+		if n > 0 {
+			t.tb.ProcessorHandoffTracesReleased.Add(ctx, n, triggerAttrs[releaseTriggers[i]])
+		}
+	}
+	t.tb.ProcessorHandoffSpansReleased.Add(ctx, tot.spans)
+	if tot.evicted > 0 {
+		t.tb.ProcessorHandoffTracesEvicted.Add(ctx, tot.evicted)
+	}
+	if tot.large > 0 {
+		t.tb.ProcessorHandoffTracesTooLarge.Add(ctx, tot.large)
+	}
+	if tot.handoffs > 0 {
+		t.tb.ProcessorHandoffHandoffsSynthesized.Add(ctx, tot.handoffs)
+	}
+	if tot.orphans > 0 {
+		t.tb.ProcessorHandoffOrphanSpans.Add(ctx, tot.orphans)
+	}
+	if tot.duplicates > 0 {
+		t.tb.ProcessorHandoffDuplicateSpans.Add(ctx, tot.duplicates)
+	}
+	if tot.brokenLinks > 0 {
+		t.tb.ProcessorHandoffBrokenParentLinks.Add(ctx, tot.brokenLinks)
+	}
+	for _, by := range [...]struct {
+		name string
+		n    int
+	}{
+		{agentgraph.LinkBySenderTrace, tot.links.BySenderTrace},
+		{agentgraph.LinkByAttributes, tot.links.ByAttributes},
+		{agentgraph.LinkByHandoffSpan, tot.links.ByHandoffSpan},
+	} {
+		if by.n > 0 {
+			t.tb.ProcessorHandoffResolvedLinks.Add(ctx, int64(by.n), resolvedBy[by.name])
+		}
+	}
+	if tot.links.Unresolved > 0 {
+		t.tb.ProcessorHandoffUnresolvedLinks.Add(ctx, int64(tot.links.Unresolved))
+	}
 }
