@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // mapLinkCache is the link cache as it was before its map and ring were made pointer-free:
@@ -21,6 +22,11 @@ type mapLinkCache struct {
 	ring []linkKey
 	next int
 	m    map[linkKey]agentgraph.LinkTarget
+}
+
+type linkKey struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
 }
 
 func (c *mapLinkCache) remember(g *agentgraph.Graph) {
@@ -64,7 +70,35 @@ func linkTestGraphs(t *testing.T) []*agentgraph.Graph {
 		require.NoError(t, err, path)
 		graphs = append(graphs, agentgraph.BuildAll(td, agentgraph.Options{})...)
 	}
+	// Two long traces too (real captures scaled to 300 spans), whose lookups go through the
+	// cache's index of a trace's spans.
+	for _, name := range []string{adkOK, strandsOK} {
+		graphs = append(graphs, agentgraph.BuildAll(workload.Scale(loadCapture(t, name), 300), agentgraph.Options{})...)
+	}
 	return graphs
+}
+
+// checkChains: every slot is on its trace's chain once, in ring order from the oldest,
+// and every trace entry in use has a slot.
+func checkChains(t *testing.T, c *linkCache) {
+	t.Helper()
+	seen := 0
+	for id, e := range c.traces {
+		te := c.entries[e]
+		require.Equal(t, id, te.id)
+		require.Positive(t, te.n)
+		n, last := uint32(0), noSlot
+		for i := te.head; i != noSlot; i = c.ring[i].after {
+			require.Equal(t, e, c.ring[i].trace)
+			last = i
+			n++
+		}
+		require.Equal(t, te.n, n)
+		require.Equal(t, te.tail, last)
+		seen += int(n)
+	}
+	require.Equal(t, len(c.ring), seen)
+	require.Equal(t, len(c.entries), len(c.traces)+len(c.free))
 }
 
 // TestLinkCacheAgreesWithTheMap: fed the DAGs of every capture and corpus file, copies of
@@ -96,6 +130,7 @@ func TestLinkCacheAgreesWithTheMap(t *testing.T) {
 			})
 			g.TraceID = id
 			require.Equal(t, len(ref.m), c.len())
+			checkChains(t, c)
 			for k := range seen {
 				want, wantOK := ref.m[k]
 				got, ok := c.ResolveLink(k.trace, k.span)
@@ -115,11 +150,17 @@ func TestLinkCacheAgreesWithTheMap(t *testing.T) {
 	}
 }
 
-// TestLinkCachePointerFree: what the cache holds per span (its map's keys and values, its
-// ring's slots) has no pointer for the garbage collector to scan.
+// TestLinkCachePointerFree: what the cache holds per span and per trace (its ring's slots,
+// its trace entries, the keys and values of its maps) has no pointer for the garbage
+// collector to scan.
 func TestLinkCachePointerFree(t *testing.T) {
 	c := newLinkCache(1)
-	for _, typ := range []reflect.Type{reflect.TypeOf(c.m).Key(), reflect.TypeOf(c.m).Elem(), reflect.TypeOf(c.ring).Elem()} {
+	for _, typ := range []reflect.Type{
+		reflect.TypeOf(c.ring).Elem(), reflect.TypeOf(c.entries).Elem(),
+		reflect.TypeOf(c.traces).Key(), reflect.TypeOf(c.traces).Elem(),
+		reflect.TypeOf(c.index).Key(), reflect.TypeOf(c.index).Elem(),
+		reflect.TypeOf(c.held).Key(), reflect.TypeOf(c.held).Elem(),
+	} {
 		require.False(t, hasPointers(typ), typ.String())
 	}
 	require.True(t, hasPointers(reflect.TypeOf(agentgraph.LinkTarget{})), "the check sees a string")
