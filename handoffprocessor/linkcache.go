@@ -140,15 +140,7 @@ func (c *linkCache) remember(g *agentgraph.Graph) {
 
 // newEntry adds an empty chain for trace id.
 func (c *linkCache) newEntry(id pcommon.TraceID) uint32 {
-	te := traceEntry{id: id, head: noSlot, tail: noSlot}
-	var e uint32
-	if k := len(c.free); k > 0 {
-		e, c.free = c.free[k-1], c.free[:k-1]
-		c.entries[e] = te
-	} else {
-		e = uint32(len(c.entries))
-		c.entries = append(c.entries, te)
-	}
+	e := reuse(&c.entries, &c.free, traceEntry{id: id, head: noSlot, tail: noSlot})
 	c.traces[id] = e
 	return e
 }
@@ -258,14 +250,9 @@ func (n *agentNames) intern(name string) uint32 {
 		return id
 	}
 	name = strings.Clone(name)
-	var id uint32
-	if k := len(n.free); k > 0 {
-		id, n.free = n.free[k-1], n.free[:k-1]
-		n.names[id] = name
-	} else {
-		id = uint32(len(n.names))
-		n.names = append(n.names, name)
-		n.refs = append(n.refs, 0)
+	id := reuse(&n.names, &n.free, name)
+	if int(id) == len(n.refs) {
+		n.refs = append(n.refs, 0) // a forgotten name's count is 0 already
 	}
 	n.ids[name] = id
 	return id
@@ -299,4 +286,16 @@ func (c *linkCache) resolver() agentgraph.LinkResolver {
 		return nil
 	}
 	return c
+}
+
+// reuse puts v at the index last freed in free, or appends it, and returns its index.
+func reuse[T any](items *[]T, free *[]uint32, v T) uint32 {
+	if k := len(*free); k > 0 {
+		i := (*free)[k-1]
+		*free = (*free)[:k-1]
+		(*items)[i] = v
+		return i
+	}
+	*items = append(*items, v)
+	return uint32(len(*items) - 1)
 }

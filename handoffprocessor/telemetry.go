@@ -156,37 +156,29 @@ func (t *telemetry) released(ctx context.Context, tot *releaseTotals) {
 		}
 	}
 	t.tb.ProcessorHandoffSpansReleased.Add(ctx, tot.spans)
-	if tot.evicted > 0 {
-		t.tb.ProcessorHandoffTracesEvicted.Add(ctx, tot.evicted)
-	}
-	if tot.large > 0 {
-		t.tb.ProcessorHandoffTracesTooLarge.Add(ctx, tot.large)
-	}
-	if tot.handoffs > 0 {
-		t.tb.ProcessorHandoffHandoffsSynthesized.Add(ctx, tot.handoffs)
-	}
-	if tot.orphans > 0 {
-		t.tb.ProcessorHandoffOrphanSpans.Add(ctx, tot.orphans)
-	}
-	if tot.duplicates > 0 {
-		t.tb.ProcessorHandoffDuplicateSpans.Add(ctx, tot.duplicates)
-	}
-	if tot.brokenLinks > 0 {
-		t.tb.ProcessorHandoffBrokenParentLinks.Add(ctx, tot.brokenLinks)
-	}
-	for _, by := range [...]struct {
-		name string
-		n    int
+	// Counters with nothing to add are left alone (Start zero-initialized them).
+	for _, c := range [...]struct {
+		counter metric.Int64Counter
+		n       int64
+		by      metric.AddOption // nil: no attribute
 	}{
-		{agentgraph.LinkBySenderTrace, tot.links.BySenderTrace},
-		{agentgraph.LinkByAttributes, tot.links.ByAttributes},
-		{agentgraph.LinkByHandoffSpan, tot.links.ByHandoffSpan},
+		{t.tb.ProcessorHandoffTracesEvicted, tot.evicted, nil},
+		{t.tb.ProcessorHandoffTracesTooLarge, tot.large, nil},
+		{t.tb.ProcessorHandoffHandoffsSynthesized, tot.handoffs, nil},
+		{t.tb.ProcessorHandoffOrphanSpans, tot.orphans, nil},
+		{t.tb.ProcessorHandoffDuplicateSpans, tot.duplicates, nil},
+		{t.tb.ProcessorHandoffBrokenParentLinks, tot.brokenLinks, nil},
+		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.BySenderTrace), resolvedBy[agentgraph.LinkBySenderTrace]},
+		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.ByAttributes), resolvedBy[agentgraph.LinkByAttributes]},
+		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.ByHandoffSpan), resolvedBy[agentgraph.LinkByHandoffSpan]},
+		{t.tb.ProcessorHandoffUnresolvedLinks, int64(tot.links.Unresolved), nil},
 	} {
-		if by.n > 0 {
-			t.tb.ProcessorHandoffResolvedLinks.Add(ctx, int64(by.n), resolvedBy[by.name])
+		switch {
+		case c.n == 0:
+		case c.by != nil:
+			c.counter.Add(ctx, c.n, c.by)
+		default:
+			c.counter.Add(ctx, c.n)
 		}
-	}
-	if tot.links.Unresolved > 0 {
-		t.tb.ProcessorHandoffUnresolvedLinks.Add(ctx, int64(tot.links.Unresolved))
 	}
 }
