@@ -69,7 +69,7 @@ const (
 	maxNumShards         = 1024
 	maxNumTraces         = 10_000_000
 	maxLateSpanCacheSize = 10_000_000
-	// maxLinkCacheSize: about 1 GiB at ~100 bytes per span (README, "Tuning and sizing").
+	// maxLinkCacheSize: about 400 MB at ~40 bytes per span (README, "Tuning and sizing").
 	maxLinkCacheSize   = 10_000_000
 	maxSpansPerTrace   = 10_000_000
 	maxBatchSpansLimit = 1_000_000

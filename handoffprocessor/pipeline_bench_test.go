@@ -3,6 +3,7 @@ package handoffprocessor
 import (
 	"context"
 	"math/rand/v2"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -66,6 +67,7 @@ func BenchmarkPipeline(b *testing.B) {
 		bodies = append(bodies, body)
 	}
 	b.ReportAllocs()
+	gc0 := gcCPU()
 	cpu0, i := cpuTime(), 0
 	for b.Loop() {
 		req := ptraceotlp.NewExportRequest()
@@ -86,5 +88,16 @@ func BenchmarkPipeline(b *testing.B) {
 		b.Fatal(err)
 	}
 	_ = exp.Shutdown(context.Background())
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(i*w.Spans/len(w.Templates)), "cpu-ns/span")
+	spans := float64(i * w.Spans / len(w.Templates))
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/spans, "cpu-ns/span")
+	b.ReportMetric(float64((gcCPU()-gc0).Nanoseconds())/spans, "gc-cpu-ns/span")
+}
+
+// gcCPU is the runtime's estimate of the CPU time spent in garbage collection so far
+// (runtime/metrics /cpu/classes/gc/total:cpu-seconds: mark assists, background and idle
+// mark workers, pauses).
+func gcCPU() time.Duration {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return time.Duration(s[0].Value.Float64() * float64(time.Second))
 }

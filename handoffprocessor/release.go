@@ -17,7 +17,9 @@ import (
 type unit struct {
 	data  ptrace.Traces
 	spans int // spans leaving, HANDOFF spans included
-	bytes int // OTLP protobuf size of data
+	// bytes is data's OTLP protobuf size, or unsized until a batch bound needs it: a unit
+	// that leaves alone in its batch (a timed release of one trace) is never sized.
+	bytes int
 
 	// Set for an assembled trace only.
 	trace  *pendingTrace
@@ -41,6 +43,12 @@ func (p *handoffProcessor) assemble(rs []release) []unit {
 		p.links.remember(graphs[i])
 		built[i] = time.Since(began)
 	}
+	return p.finishAll(rs, graphs, built)
+}
+
+// finishAll is assemble's second pass: every released trace's DAG finished (finishOne)
+// into its unit.
+func (p *handoffProcessor) finishAll(rs []release, graphs []*agentgraph.Graph, built []time.Duration) []unit {
 	units := make([]unit, len(rs))
 	for i, r := range rs {
 		units[i] = p.finishOne(r, graphs[i], built[i])
@@ -67,11 +75,10 @@ func (p *handoffProcessor) finishOne(r release, g *agentgraph.Graph, built time.
 	if !complete {
 		g.MarkIncomplete(reason)
 	}
-	var sizer ptrace.ProtoMarshaler
 	return unit{
 		data:   t.data,
 		spans:  t.spans + added,
-		bytes:  sizer.TracesSize(t.data),
+		bytes:  unsized,
 		trace:  t,
 		shared: agentgraph.Shared{Graph: g, Spans: t.spans + added, Incomplete: !complete},
 		stats: releaseStats{
@@ -90,22 +97,44 @@ func (p *handoffProcessor) finishOne(r release, g *agentgraph.Graph, built time.
 
 // passThroughUnit wraps spans forwarded outside a trace as a unit.
 func passThroughUnit(f *fragment) unit {
-	var sizer ptrace.ProtoMarshaler
-	return unit{data: f.data, spans: f.spans, bytes: sizer.TracesSize(f.data)}
+	return unit{data: f.data, spans: f.spans, bytes: unsized}
+}
+
+// unsized is the bytes of a unit or batch not sized yet.
+const unsized = -1
+
+// size is u's OTLP protobuf size, computed on first use (before u moves into a batch).
+func (u *unit) size() int {
+	if u.bytes == unsized {
+		var sizer ptrace.ProtoMarshaler
+		u.bytes = sizer.TracesSize(u.data)
+	}
+	return u.bytes
 }
 
 // batch is what one downstream ConsumeTraces carries.
 type batch struct {
-	td     ptrace.Traces
-	spans  int
+	td    ptrace.Traces
+	spans int
+	// bytes is td's OTLP protobuf size, or unsized while no bound needed it.
 	bytes  int
 	units  []unit // moved into td already; kept for telemetry and the gauges
 	traces int    // assembled traces among units
 }
 
+// size is bt's OTLP protobuf size: its units' sizes add up to it.
+func (bt *batch) size() int {
+	if bt.bytes == unsized {
+		var sizer ptrace.ProtoMarshaler
+		bt.bytes = sizer.TracesSize(bt.td)
+	}
+	return bt.bytes
+}
+
 // batcher packs units into batches bounded by release.max_batch_spans and
 // release.max_batch_bytes. A unit over a bound leaves alone: a trace is never split.
-// Sizes add up exactly: a batch is the concatenation of its units' resource spans.
+// Sizes add up exactly: a batch is the concatenation of its units' resource spans. They
+// are computed only when a bound is checked: the batch being filled and the unit after it.
 type batcher struct {
 	p   *handoffProcessor
 	cur *batch
@@ -116,15 +145,16 @@ type batcher struct {
 
 func (b *batcher) add(u unit) {
 	lim := b.p.cfg.Release
-	if b.cur != nil && (b.cur.spans+u.spans > lim.MaxBatchSpans || b.cur.bytes+u.bytes > lim.MaxBatchBytes) {
+	if b.cur != nil && (b.cur.spans+u.spans > lim.MaxBatchSpans || b.cur.size()+u.size() > lim.MaxBatchBytes) {
 		b.flush()
 	}
 	if b.cur == nil {
-		b.cur = &batch{td: ptrace.NewTraces()}
+		b.cur = &batch{td: ptrace.NewTraces(), bytes: u.bytes}
+	} else {
+		b.cur.bytes += u.bytes // both sized by the bound check
 	}
 	u.data.ResourceSpans().MoveAndAppendTo(b.cur.td.ResourceSpans())
 	b.cur.spans += u.spans
-	b.cur.bytes += u.bytes
 	if u.trace != nil {
 		b.cur.traces++
 	}
@@ -157,6 +187,7 @@ func (b *batcher) err() error { return errors.Join(b.errs...) }
 // assertion exporter need not rebuild them.
 func (p *handoffProcessor) deliver(ctx context.Context, bt *batch) error {
 	var graphs map[pcommon.TraceID]agentgraph.Shared
+	var totals releaseTotals
 	heldSpans := 0
 	for _, u := range bt.units {
 		if u.trace == nil {
@@ -167,10 +198,11 @@ func (p *handoffProcessor) deliver(ctx context.Context, bt *batch) error {
 		}
 		graphs[u.trace.id] = u.shared
 		heldSpans += u.trace.spans
-		p.telemetry.released(ctx, u.stats)
+		p.telemetry.add(ctx, &totals, u.stats)
 	}
 	p.hold(-int64(bt.traces), -int64(heldSpans))
 	if graphs != nil {
+		p.telemetry.released(ctx, &totals)
 		ctx = agentgraph.ContextWithGraphs(ctx, p.graphOpts, p.graphFP, graphs)
 	}
 	return p.next.ConsumeTraces(ctx, bt.td)
@@ -199,9 +231,10 @@ func (p *handoffProcessor) forwardReleased(ctx context.Context, rs []release) {
 			return nil
 		}
 		if err := p.deliver(ctx, bt); err != nil {
+			// bytes: sized now when no bound needed it before (a batch of one trace).
 			p.telemetry.releaseFailures(ctx, bt.spans, bt.traces)
 			p.logger.Error("downstream rejected released traces",
-				zap.Int("traces", bt.traces), zap.Int("spans", bt.spans), zap.Int("bytes", bt.bytes), zap.Error(err))
+				zap.Int("traces", bt.traces), zap.Int("spans", bt.spans), zap.Int("bytes", bt.size()), zap.Error(err))
 		}
 		return nil
 	}}

@@ -109,40 +109,76 @@ type releaseStats struct {
 	hold, assembly                                    time.Duration
 }
 
-func (t *telemetry) released(ctx context.Context, s releaseStats) {
-	t.tb.ProcessorHandoffTracesReleased.Add(ctx, 1, triggerAttrs[s.trigger])
-	t.tb.ProcessorHandoffSpansReleased.Add(ctx, int64(s.spans))
-	switch s.trigger {
-	case triggerEvicted:
-		t.tb.ProcessorHandoffTracesEvicted.Add(ctx, 1)
-	case triggerTooLarge:
-		t.tb.ProcessorHandoffTracesTooLarge.Add(ctx, 1)
-	}
-	if s.handoffs > 0 {
-		t.tb.ProcessorHandoffHandoffsSynthesized.Add(ctx, int64(s.handoffs))
-	}
-	if s.orphans > 0 {
-		t.tb.ProcessorHandoffOrphanSpans.Add(ctx, int64(s.orphans))
-	}
-	if s.duplicates > 0 {
-		t.tb.ProcessorHandoffDuplicateSpans.Add(ctx, int64(s.duplicates))
-	}
-	if s.brokenLinks > 0 {
-		t.tb.ProcessorHandoffBrokenParentLinks.Add(ctx, int64(s.brokenLinks))
-	}
-	for by, n := range map[string]int{
-		agentgraph.LinkBySenderTrace: s.links.BySenderTrace,
-		agentgraph.LinkByAttributes:  s.links.ByAttributes,
-		agentgraph.LinkByHandoffSpan: s.links.ByHandoffSpan,
-	} {
-		if n > 0 {
-			t.tb.ProcessorHandoffResolvedLinks.Add(ctx, int64(n), resolvedBy[by])
+// releaseTotals sums the counters of the traces one downstream batch carries, so each is
+// recorded once per batch, not once per trace.
+type releaseTotals struct {
+	traces                                                            [len(releaseTriggers)]int64
+	spans, handoffs, orphans, duplicates, brokenLinks, evicted, large int64
+	links                                                             agentgraph.LinkCounts
+}
+
+// releaseTriggers are the release triggers, in the order releaseTotals counts them.
+var releaseTriggers = [...]string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown, triggerEndOfInput}
+
+// add counts one released trace, and records its histograms (one value per trace).
+func (t *telemetry) add(ctx context.Context, tot *releaseTotals, s releaseStats) {
+	for i, trig := range releaseTriggers {
+		if trig == s.trigger {
+			tot.traces[i]++
+			break
 		}
 	}
-	if s.links.Unresolved > 0 {
-		t.tb.ProcessorHandoffUnresolvedLinks.Add(ctx, int64(s.links.Unresolved))
+	tot.spans += int64(s.spans)
+	switch s.trigger {
+	case triggerEvicted:
+		tot.evicted++
+	case triggerTooLarge:
+		tot.large++
 	}
+	tot.handoffs += int64(s.handoffs)
+	tot.orphans += int64(s.orphans)
+	tot.duplicates += int64(s.duplicates)
+	tot.brokenLinks += int64(s.brokenLinks)
+	tot.links.BySenderTrace += s.links.BySenderTrace
+	tot.links.ByAttributes += s.links.ByAttributes
+	tot.links.ByHandoffSpan += s.links.ByHandoffSpan
+	tot.links.Unresolved += s.links.Unresolved
 	t.tb.ProcessorHandoffTraceHoldTime.Record(ctx, s.hold.Milliseconds())
 	t.tb.ProcessorHandoffAssemblyLatency.Record(ctx, float64(s.assembly.Microseconds())/1000)
 	t.tb.ProcessorHandoffTraceSize.Record(ctx, int64(s.spans))
+}
+
+// released records the counters of a batch's released traces.
+func (t *telemetry) released(ctx context.Context, tot *releaseTotals) {
+	for i, n := range tot.traces {
+		if n > 0 {
+			t.tb.ProcessorHandoffTracesReleased.Add(ctx, n, triggerAttrs[releaseTriggers[i]])
+		}
+	}
+	t.tb.ProcessorHandoffSpansReleased.Add(ctx, tot.spans)
+	// Counters with nothing to add are left alone (Start zero-initialized them).
+	for _, c := range [...]struct {
+		counter metric.Int64Counter
+		n       int64
+		by      metric.AddOption // nil: no attribute
+	}{
+		{t.tb.ProcessorHandoffTracesEvicted, tot.evicted, nil},
+		{t.tb.ProcessorHandoffTracesTooLarge, tot.large, nil},
+		{t.tb.ProcessorHandoffHandoffsSynthesized, tot.handoffs, nil},
+		{t.tb.ProcessorHandoffOrphanSpans, tot.orphans, nil},
+		{t.tb.ProcessorHandoffDuplicateSpans, tot.duplicates, nil},
+		{t.tb.ProcessorHandoffBrokenParentLinks, tot.brokenLinks, nil},
+		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.BySenderTrace), resolvedBy[agentgraph.LinkBySenderTrace]},
+		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.ByAttributes), resolvedBy[agentgraph.LinkByAttributes]},
+		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.ByHandoffSpan), resolvedBy[agentgraph.LinkByHandoffSpan]},
+		{t.tb.ProcessorHandoffUnresolvedLinks, int64(tot.links.Unresolved), nil},
+	} {
+		switch {
+		case c.n == 0:
+		case c.by != nil:
+			c.counter.Add(ctx, c.n, c.by)
+		default:
+			c.counter.Add(ctx, c.n)
+		}
+	}
 }

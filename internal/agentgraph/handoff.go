@@ -2,6 +2,7 @@ package agentgraph
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -136,7 +137,16 @@ func (g *Graph) HandoffSpanIDOf(e *Edge) pcommon.SpanID { return handoffSpanID(g
 // handoff span where one exists (never a twin). It returns the number of spans added.
 func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 	added := 0
-	scopes := make(map[pcommon.Resource]ptrace.SpanSlice)
+	// The HANDOFF scope of each resource the new spans go under: a trace has few, so a
+	// list, searched in order, and a map only past a few.
+	type scope struct {
+		res   pcommon.Resource
+		spans ptrace.SpanSlice
+	}
+	const listed = 8
+	var list [listed]scope
+	scopes := list[:0]
+	var byRes map[pcommon.Resource]ptrace.SpanSlice
 	for _, e := range g.Edges {
 		if e.Via != nil && e.Via.Role == RoleHandoff {
 			fillHandoff(g, e, e.Via.Pdata, policy, false)
@@ -146,14 +156,36 @@ func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 		if e.From.Remote != nil {
 			res = e.To.Span.Resource // the sender's resource is in the other trace
 		}
-		spans, ok := scopes[res]
-		if !ok {
+		var spans ptrace.SpanSlice
+		found := false
+		if byRes != nil {
+			spans, found = byRes[res]
+		} else {
+			for _, sc := range scopes {
+				if sc.res == res {
+					spans, found = sc.spans, true
+					break
+				}
+			}
+		}
+		if !found {
 			rs := dst.ResourceSpans().AppendEmpty()
 			res.CopyTo(rs.Resource())
 			ss := rs.ScopeSpans().AppendEmpty()
 			ss.Scope().SetName(ScopeName)
 			spans = ss.Spans()
-			scopes[res] = spans
+			switch {
+			case byRes != nil:
+				byRes[res] = spans
+			case len(scopes) < listed:
+				scopes = append(scopes, scope{res: res, spans: spans})
+			default:
+				byRes = make(map[pcommon.Resource]ptrace.SpanSlice, 2*listed)
+				for _, sc := range scopes {
+					byRes[sc.res] = sc.spans
+				}
+				byRes[res] = spans
+			}
 		}
 		sp := spans.AppendEmpty()
 		sp.SetTraceID(g.TraceID)
@@ -178,20 +210,67 @@ func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 	return added
 }
 
-// handoffAttrCap is the most attributes fillHandoff writes on a new span (a remote sender,
-// every content value found or tried, allowed tools, an error, unpriced models).
-const handoffAttrCap = 26
+// handoffAttrCount is how many attributes fillHandoff writes on a new span for e: its
+// attribute slice is made that long at once, not grown 1, 2, 4, … slots nor left with
+// unused room.
+func handoffAttrCount(e *Edge, prompt Value, hasError bool, policy ContentPolicy) int {
+	value := func(v Value) int {
+		if v.Found() && policy.Omits() {
+			return 1 // <key>.source
+		}
+		return 2 // the content and <key>.source, or <key>.source and <key>.tried
+	}
+	// kind, source, target, both span ids, detection, inferred, receiver errors
+	n := 8 + value(prompt) + value(e.To.Output)
+	if e.From.Remote != nil {
+		n += 2
+	}
+	if e.To.AllowedTools != nil {
+		n += 2
+	}
+	if e.Context.Found() {
+		n += value(e.Context)
+	}
+	if e.Reason.Found() {
+		n += value(e.Reason)
+	}
+	if e.Mode != "" {
+		n++
+	}
+	if hasError {
+		n++
+	}
+	if e.From.In != nil {
+		n++
+	}
+	if sub := e.To.Subtree; sub.LLMCalls > 0 || sub.CostUSD > 0 || len(sub.UnpricedModels) > 0 {
+		n += 2
+		if len(sub.UnpricedModels) > 0 {
+			n++
+		}
+	}
+	return n
+}
 
 // fillHandoff writes the HANDOFF attributes. On a framework's own span (overwrite=false)
 // it only adds what is missing.
 func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwrite bool) {
 	attrs := sp.Attributes()
+	prompt := scopePrompt(e)
+	errInfo := handoffError(e)
 	if overwrite {
-		// A new span: room for every HANDOFF attribute at once, not 1, 2, 4, … 32 slots.
-		attrs.EnsureCapacity(handoffAttrCap)
+		attrs.EnsureCapacity(attrs.Len() + handoffAttrCount(e, prompt, errInfo != nil, policy))
+	}
+	// missing: the key is to be written (on a new span every key is; no lookup).
+	missing := func(key string) bool {
+		if overwrite {
+			return true
+		}
+		_, exists := attrs.Get(key)
+		return !exists
 	}
 	put := func(key, val string) {
-		if _, exists := attrs.Get(key); overwrite || !exists {
+		if missing(key) {
 			attrs.PutStr(key, val)
 		}
 	}
@@ -204,8 +283,9 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 			return
 		}
 		put(key+SourceSuffix, SourceNone)
-		if _, exists := attrs.Get(key + TriedSuffix); overwrite || !exists {
+		if missing(key + TriedSuffix) {
 			tried := attrs.PutEmptySlice(key + TriedSuffix)
+			tried.EnsureCapacity(len(v.Tried))
 			for _, t := range v.Tried {
 				tried.AppendEmpty().SetStr(t)
 			}
@@ -214,20 +294,21 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	put(AttrSpanKind, "HANDOFF")
 	put(AttrSource, e.From.Name)
 	put(AttrTarget, e.To.Name)
-	put(AttrSourceSpanID, e.From.Span.ID.String())
+	put(AttrSourceSpanID, spanIDHex(e.From.Span.ID))
 	if e.From.Remote != nil {
 		put(AttrSourceTraceID, e.From.Remote.TraceID.String())
 		put(AttrSourceResolution, e.From.Remote.Resolution)
 	}
-	put(AttrTargetSpanID, e.To.Span.ID.String())
+	put(AttrTargetSpanID, spanIDHex(e.To.Span.ID))
 	put(AttrDetection, e.Detection)
-	if _, exists := attrs.Get(AttrInferred); overwrite || !exists {
+	if missing(AttrInferred) {
 		attrs.PutBool(AttrInferred, e.Inferred)
 	}
-	putValue(AttrScopePrompt, scopePrompt(e))
+	putValue(AttrScopePrompt, prompt)
 	if e.To.AllowedTools != nil {
-		if _, exists := attrs.Get(AttrAllowedTools); overwrite || !exists {
+		if missing(AttrAllowedTools) {
 			tools := attrs.PutEmptySlice(AttrAllowedTools)
+			tools.EnsureCapacity(len(e.To.AllowedTools))
 			for _, t := range e.To.AllowedTools {
 				tools.AppendEmpty().SetStr(t)
 			}
@@ -244,7 +325,7 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 		put(AttrTransferMode, e.Mode)
 	}
 	putValue(AttrReturnValue, e.To.Output)
-	if errInfo := handoffError(e); errInfo != nil {
+	if errInfo != nil {
 		shown := *errInfo
 		if policy.Omits() {
 			shown.Message = "" // content: the type and source stay
@@ -256,24 +337,36 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 			sp.Status().SetMessage(policy.Apply(shown.Message))
 		}
 	}
-	if _, exists := attrs.Get(AttrReceiverErrors); overwrite || !exists {
+	if missing(AttrReceiverErrors) {
 		attrs.PutInt(AttrReceiverErrors, int64(e.To.Subtree.Errors))
 	}
 	if e.From.In != nil {
-		put(AttrParentID, handoffSpanID(g, e.From.In).String())
+		put(AttrParentID, spanIDHex(handoffSpanID(g, e.From.In)))
 	}
 	if sub := e.To.Subtree; sub.LLMCalls > 0 || sub.CostUSD > 0 || len(sub.UnpricedModels) > 0 {
-		if _, exists := attrs.Get(AttrCostUSD); overwrite || !exists {
+		if missing(AttrCostUSD) {
 			attrs.PutDouble(AttrCostUSD, sub.CostUSD)
 			attrs.PutBool(AttrCostComplete, len(sub.UnpricedModels) == 0)
 			if len(sub.UnpricedModels) > 0 {
 				list := attrs.PutEmptySlice(AttrUnpricedModels)
+				list.EnsureCapacity(len(sub.UnpricedModels))
 				for _, u := range sub.UnpricedModels {
 					list.AppendEmpty().SetStr(u)
 				}
 			}
 		}
 	}
+}
+
+// spanIDHex is id.String() (16 lowercase hex digits, "" for the empty id) in one
+// allocation.
+func spanIDHex(id pcommon.SpanID) string {
+	if id.IsEmpty() {
+		return ""
+	}
+	var b [16]byte
+	hex.Encode(b[:], id[:])
+	return string(b[:])
 }
 
 // handoffError is the error of the round trip: the receiver's own span, else the span

@@ -15,10 +15,12 @@ import (
 func SpansOf(td ptrace.Traces) map[pcommon.TraceID][]*Span {
 	out := make(map[pcommon.TraceID][]*Span)
 	slab := make([]Span, td.SpanCount())
-	eachWrapped(td, slab, func(s *Span) {
+	wrapAll(td, slab)
+	for i := range slab {
+		s := &slab[i]
 		id := s.Pdata.TraceID()
 		out[id] = append(out[id], s)
-	})
+	}
 	return out
 }
 
@@ -28,28 +30,33 @@ func SpansOf(td ptrace.Traces) map[pcommon.TraceID][]*Span {
 // unchanged while the graph is used.
 func SpansOfTrace(td ptrace.Traces) []*Span {
 	slab := make([]Span, td.SpanCount())
-	out := make([]*Span, 0, len(slab))
-	eachWrapped(td, slab, func(s *Span) { out = append(out, s) })
+	wrapAll(td, slab)
+	out := make([]*Span, len(slab))
+	for i := range slab {
+		out[i] = &slab[i]
+	}
 	return out
 }
 
-// eachWrapped fills slab (one Span per span of td) in td's order, handing each wrapper
-// to fn.
-func eachWrapped(td ptrace.Traces, slab []Span, fn func(*Span)) {
+// wrapAll fills slab (one Span per span of td, freshly made: zero) in td's order. Only the
+// fields it sets are written: the rest of each wrapper is already zero.
+func wrapAll(td ptrace.Traces, slab []Span) {
 	n := 0
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
+		res := rs.Resource()
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
+			scope := ss.Scope()
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				sp := spans.At(k)
 				s := &slab[n]
 				n++
-				*s = Span{Pdata: sp, Resource: rs.Resource(), Scope: ss.Scope(), ID: sp.SpanID(), ParentID: sp.ParentSpanID()}
-				fn(s)
+				s.Pdata, s.Resource, s.Scope = sp, res, scope
+				s.ID, s.ParentID = sp.SpanID(), sp.ParentSpanID()
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package agentgraph
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -302,23 +304,108 @@ func (g *Graph) ResolveLinks(r LinkResolver) LinkCounts {
 // LinkTargets calls fn once per agent run of g with what a resolver should remember of
 // it, and the ids of the spans a link from another trace may point at: the run's own
 // span and every span it owns except LLM calls (and HANDOFF spans). A run that owns no
-// such span but its own is reported with its span alone.
+// such span but its own is reported with its span alone. The spans are in g.Spans order;
+// fn must not keep the slice.
 func (g *Graph) LinkTargets(fn func(t LinkTarget, spans []pcommon.SpanID)) {
-	if len(g.Invocations) == 0 {
+	var ls LinkSpans
+	g.CollectLinkTargets(&ls)
+	for i := range ls.Len() {
+		fn(ls.At(i))
+	}
+}
+
+// LinkSpans is what Graph.CollectLinkTargets gathers of one graph: per agent run, in
+// g.Invocations order, the run and the ids of the spans a link from another trace may
+// point at (as LinkTargets reports them). Reused from graph to graph, it allocates only to
+// grow.
+type LinkSpans struct {
+	runs  []LinkTarget
+	index []int32 // runs[i]'s Invocation.Index
+	spans []pcommon.SpanID
+	ends  []int32 // the spans of the run of index r are spans[ends[r-1]:ends[r]], from 0 for r 0
+	// Scratch: each link target's run and id in g.Spans order, and per preorder position
+	// the index+1 of the run whose own span sits there (0: none).
+	pairs []runSpan
+	mark  []int32
+}
+
+type runSpan struct {
+	run int32
+	id  pcommon.SpanID
+}
+
+// Len is the number of agent runs collected.
+func (ls *LinkSpans) Len() int { return len(ls.runs) }
+
+// At is run i and the ids of its spans a link may point at (valid until the next
+// CollectLinkTargets).
+func (ls *LinkSpans) At(i int) (LinkTarget, []pcommon.SpanID) {
+	r := ls.index[i]
+	var from int32
+	if r > 0 {
+		from = ls.ends[r-1]
+	}
+	return ls.runs[i], ls.spans[from:ls.ends[r]]
+}
+
+// CollectLinkTargets gathers into ls what LinkTargets reports, replacing what ls held: the
+// spans grouped by run in one pass and a counting sort, without a map lookup per span.
+func (g *Graph) CollectLinkTargets(ls *LinkSpans) {
+	ls.runs, ls.index, ls.spans, ls.ends, ls.pairs = ls.runs[:0], ls.index[:0], ls.spans[:0], ls.ends[:0], ls.pairs[:0]
+	n := len(g.Invocations)
+	if n == 0 {
 		return
 	}
-	owned := make([][]pcommon.SpanID, len(g.Invocations))
+	// A span is its own run's when the run's span is it: found by preorder position where
+	// the position is the span's (it always is once Build linked the spans), else through
+	// ownerRun's map.
+	ls.mark = slices.Grow(ls.mark[:0], len(g.preorder))[:len(g.preorder)]
+	clear(ls.mark)
+	for _, inv := range g.Invocations {
+		if at := int(inv.Span.pre); at < len(g.preorder) && g.preorder[at] == inv.Span {
+			ls.mark[at] = int32(inv.Index) + 1
+		}
+	}
+	ls.ends = slices.Grow(ls.ends, n)[:n]
+	clear(ls.ends)
 	for _, s := range g.Spans {
 		g.work++
 		if s.Role == RoleLLM || s.Role == RoleHandoff {
 			continue
 		}
-		if inv := g.ownerRun(s); inv != nil && inv.Remote == nil {
-			owned[inv.Index] = append(owned[inv.Index], s.ID)
+		var inv *Invocation
+		if at := int(s.pre); at < len(g.preorder) && g.preorder[at] == s {
+			if r := ls.mark[at]; r > 0 {
+				inv = g.Invocations[r-1]
+			} else {
+				inv = s.owner
+			}
+		} else {
+			inv = g.ownerRun(s)
+		}
+		if inv != nil && inv.Remote == nil {
+			ls.pairs = append(ls.pairs, runSpan{run: int32(inv.Index), id: s.ID})
+			ls.ends[inv.Index]++
 		}
 	}
+	// Counts to ends, then each pair to its run's part, in order.
+	var sum int32
+	for i, c := range ls.ends {
+		sum += c
+		ls.ends[i] = sum
+	}
+	ls.spans = slices.Grow(ls.spans, len(ls.pairs))[:len(ls.pairs)]
+	for i := len(ls.pairs) - 1; i >= 0; i-- {
+		p := ls.pairs[i]
+		ls.ends[p.run]--
+		ls.spans[ls.ends[p.run]] = p.id
+	}
+	// ends now hold each run's start: shift to ends.
+	copy(ls.ends, ls.ends[1:])
+	ls.ends[n-1] = sum
 	for _, inv := range g.Invocations {
-		fn(LinkTarget{TraceID: g.TraceID, SpanID: inv.Span.ID, Agent: inv.Name}, owned[inv.Index])
+		ls.runs = append(ls.runs, LinkTarget{TraceID: g.TraceID, SpanID: inv.Span.ID, Agent: inv.Name})
+		ls.index = append(ls.index, int32(inv.Index))
 	}
 }
 
