@@ -57,11 +57,11 @@ func (g *Graph) splitDelegations(keep bool) {
 		own := make([]*ToolCall, 0, len(inv.ToolCalls))
 		for _, tc := range inv.ToolCalls {
 			g.work++
-			if targets, ok := transferTargets(tc, known); ok {
+			if targets, ok := transferTargets(g.ix, tc, known); ok {
 				tc.Delegation, tc.Targets = DelegationTransfer, targets
 			} else if tc.Delegation == "" {
 				switch {
-				case attrStr(tc.Span.Pdata, "gen_ai.tool.type") == "AgentTool":
+				case g.ix.attr(tc.Span, fkToolType) == "AgentTool":
 					// ADK's AgentTool whose agent run is not under it (not in this trace).
 					tc.Delegation, tc.Targets = DelegationAgentTool, []string{tc.Name}
 				case tc.Name == strandsRouting && inSwarm(inv):
@@ -82,9 +82,9 @@ func (g *Graph) splitDelegations(keep bool) {
 // transferTargets returns the agents a tool call transfers to, if it is a transfer call:
 // the draft GenAI transfer attributes, a LangGraph Command(goto=...) result, then the
 // name and argument rules of transferTarget. A transfer naming no agent has no targets.
-func transferTargets(tc *ToolCall, known map[string]bool) ([]string, bool) {
-	for _, key := range []string{"gen_ai.transfer.target.name", "gen_ai.agent.handoff.target.name"} {
-		if v := attrStr(tc.Span.Pdata, key); v != "" {
+func transferTargets(ix *attrIndex, tc *ToolCall, known map[string]bool) ([]string, bool) {
+	for _, key := range []int32{fkTransferTarget, fkHandoffTarget} {
+		if v := ix.attr(tc.Span, key); v != "" {
 			return []string{v}, true
 		}
 	}
@@ -187,7 +187,7 @@ func (g *Graph) commandEdges(firstAfter func(string, *Span, *Invocation) *Invoca
 			if s.call != nil {
 				targets = commandGoto(s.call.Result.Text)
 			}
-		} else if out := attrStr(s.Pdata, "output.value"); out != "" {
+		} else if out := g.ix.attr(s, fkOutputValue); out != "" {
 			targets = commandGoto(out)
 		}
 		has := len(targets) > 0
@@ -247,7 +247,7 @@ func requestingLLM(inv *Invocation, tool *Span, calls *llmRequests, work *int) *
 	if tool.call == nil {
 		return latest
 	}
-	id := callID(tool.call)
+	id := callID(calls.ix, tool.call)
 	if id == "" || findRequest(calls.of(latest), id, tool.call.Name) != nil {
 		return latest
 	}
@@ -271,13 +271,15 @@ func requestingLLM(inv *Invocation, tool *Span, calls *llmRequests, work *int) *
 type llmRequests struct {
 	calls map[*Span][]*requestedCall
 	ids   map[*Invocation]map[string][]*Span
+	// ix is the graph's attribute index (nil outside Build).
+	ix *attrIndex
 }
 
 // llmRequests is the graph's cache, made when first asked for (recoverArgs, then
 // dispatchPayloads share it; Build drops it when done).
 func (g *Graph) llmRequests() *llmRequests {
 	if g.requests == nil {
-		g.requests = &llmRequests{calls: map[*Span][]*requestedCall{}, ids: map[*Invocation]map[string][]*Span{}}
+		g.requests = &llmRequests{calls: map[*Span][]*requestedCall{}, ids: map[*Invocation]map[string][]*Span{}, ix: g.ix}
 	}
 	return g.requests
 }
@@ -286,7 +288,7 @@ func (g *Graph) llmRequests() *llmRequests {
 func (r *llmRequests) of(llm *Span) []*requestedCall {
 	reqs, ok := r.calls[llm]
 	if !ok {
-		reqs = requestedCalls(llm)
+		reqs = requestedCalls(r.ix, llm)
 		r.calls[llm] = reqs
 	}
 	return reqs
@@ -521,9 +523,15 @@ var requestPlaces = Chain{
 // requestedCalls lists the calls an LLM span's response asked for: the first place of
 // requestPlaces that holds any. The response is scanned, not decoded: only the names, ids
 // and argument spans of the calls are read (see jsonscan.go).
-func requestedCalls(llm *Span) []*requestedCall {
-	for _, place := range requestPlaces {
-		raw, ok := lookupPlace(llm.Pdata, place)
+func requestedCalls(ix *attrIndex, llm *Span) []*requestedCall {
+	for i, place := range requestPlaces {
+		var raw string
+		var ok bool
+		if ix != nil {
+			raw, ok = ix.lookup(llm, &ix.cc.requests.places[i], nil)
+		} else {
+			raw, ok = lookupPlace(llm.Pdata, place)
+		}
 		if !ok || !strings.Contains(raw, "name") {
 			continue
 		}
@@ -664,7 +672,7 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 				if llm == nil {
 					continue
 				}
-				if req := matchRequest(tc, calls.of(llm)); req != nil {
+				if req := matchRequest(calls.ix, tc, calls.of(llm)); req != nil {
 					req.used = true
 					args := req.args()
 					if m := parseObject(args); m != nil && len(m) > 0 {
@@ -679,9 +687,9 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 
 // callID is the id of a tool call: from its span's attributes, else from the LangChain
 // ToolMessage in its result; "" when it has none.
-func callID(tc *ToolCall) string {
-	for _, key := range callIDKeys {
-		if id := attrStr(tc.Span.Pdata, key); id != "" {
+func callID(ix *attrIndex, tc *ToolCall) string {
+	for i := range callIDKeys {
+		if id := ix.attr(tc.Span, fkCallID+int32(i)); id != "" {
 			return id
 		}
 	}
@@ -703,8 +711,8 @@ func findRequest(reqs []*requestedCall, id, name string) *requestedCall {
 
 // matchRequest is the call of reqs a tool call answers: the one of its id, else the first
 // unused one of its name.
-func matchRequest(tc *ToolCall, reqs []*requestedCall) *requestedCall {
-	if id := callID(tc); id != "" {
+func matchRequest(ix *attrIndex, tc *ToolCall, reqs []*requestedCall) *requestedCall {
+	if id := callID(ix, tc); id != "" {
 		if r := findRequest(reqs, id, tc.Name); r != nil {
 			return r
 		}

@@ -33,7 +33,7 @@ func (g *Graph) refineRoles() {
 			s.Role, s.RoleSource = RoleOther, "beeai.event"
 		case s.Role == RoleAgent && isWorkflowPseudoAgent(s):
 			s.Role, s.RoleSource = RoleWorkflow, "openai_agents.workflow"
-		case s.Role != RoleAgent && s.Role != RoleLLM && s.Role != RoleTool && s.llmBelow && isLangGraphAgentNode(s):
+		case s.Role != RoleAgent && s.Role != RoleLLM && s.Role != RoleTool && s.llmBelow && isLangGraphAgentNode(g.ix, s):
 			s.Role, s.RoleSource = RoleAgent, "metadata.langgraph_node"
 		}
 	}
@@ -77,17 +77,17 @@ func isWorkflowPseudoAgent(s *Span) bool {
 // isLangGraphAgentNode: an OpenInference or LangSmith LangGraph node span named after its
 // node (metadata langgraph_node), outside LangGraph's own nodes, with an LLM call below it.
 // A subgraph span nested directly in its node span of the same name is the same agent.
-func isLangGraphAgentNode(s *Span) bool {
+func isLangGraphAgentNode(ix *attrIndex, s *Span) bool {
 	name := s.Pdata.Name()
 	if langgraphInternal[name] || (s.parent != nil && s.parent.Pdata.Name() == name) {
 		return false
 	}
-	node := attrStr(s.Pdata, "langsmith.metadata.langgraph_node")
+	node := ix.attr(s, fkLangGraphNode)
 	if node == "" {
 		var meta struct {
 			Node string `json:"langgraph_node"`
 		}
-		if raw := attrStr(s.Pdata, "metadata"); raw != "" && json.Unmarshal([]byte(raw), &meta) == nil {
+		if raw := ix.attr(s, fkMetadata); raw != "" && json.Unmarshal([]byte(raw), &meta) == nil {
 			node = meta.Node
 		}
 	}

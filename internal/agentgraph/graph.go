@@ -60,6 +60,8 @@ type Span struct {
 	kids int32
 	// pre is the span's index in Graph.preorder.
 	pre int32
+	// ix is the span's number in the attribute index of the Build in progress (slots.go).
+	ix int32
 }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
@@ -284,6 +286,9 @@ type Graph struct {
 	work int
 	// requests caches the calls LLM responses asked for while the graph is built.
 	requests *llmRequests
+	// ix holds the attributes the compiled chains read, per span, while the graph is built
+	// (slots.go); nil after Build.
+	ix *attrIndex
 }
 
 // Options tune the builder.
@@ -319,12 +324,18 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	sortSpans(g.Spans)
 
 	g.link(byID)
+	cc := compiledFor(chains)
+	ix := newAttrIndex(cc, len(g.Spans))
+	g.ix = ix
+	var ra roleAttrs
 	for _, s := range g.Spans {
+		ra.found = 0
+		ix.add(s, &ra)
 		s.Role, s.RoleSource = configuredRole(s.Pdata, chains.Role)
 		if s.Role == "" {
-			s.Role, s.RoleSource = classifyRole(s.Pdata, s.Scope.Name())
+			s.Role, s.RoleSource = classifyRole(s.Pdata, s.Scope.Name(), &ra)
 		}
-		s.Error = spanError(s.Pdata, chains)
+		s.Error = ix.spanError(s)
 		if s.Error != nil {
 			if cf := controlFlow(s.Error); cf != "" {
 				// Framework control flow recorded as an error: not a failure.
@@ -332,16 +343,16 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 			}
 		}
 		if s.Role == RoleAgent {
-			s.Name = agentName(s.Pdata, chains)
+			s.Name = namedBy(ix.resolve(s, &cc.agentName, nil, nil), s.Pdata.Name(), agentNameFromSpan)
 		} else if s.Role == RoleTool {
-			s.Name = nameFrom(s.Pdata, chains.ToolName, toolNameFromSpan)
+			s.Name = namedBy(ix.resolve(s, &cc.toolName, nil, nil), s.Pdata.Name(), toolNameFromSpan)
 		} else {
 			s.Name = Value{Text: s.Pdata.Name(), Source: "span.name.verbatim"}
 		}
-		if in, _, ok := resolveInt(s.Pdata, chains.InputTokens); ok {
+		if in, _, ok := ix.resolveInt(s, &cc.inputTokens); ok {
 			s.InputTokens, s.HasTokens = in, true
 		}
-		if out, _, ok := resolveInt(s.Pdata, chains.OutputTokens); ok {
+		if out, _, ok := ix.resolveInt(s, &cc.outputTokens); ok {
 			s.OutputTokens, s.HasTokens = out, true
 		}
 		s.DurationUnknown = durationUnknown(s.Pdata)
@@ -356,6 +367,8 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.rollup()
 	g.measure()
 	g.requests = nil
+	g.ix = nil
+	ix.release()
 	return g
 }
 
@@ -547,8 +560,8 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 			calls = calls[1:]
 			*tc = ToolCall{
 				Span: s, Name: s.Name.Text,
-				Args:   resolve(s.Pdata, chains.ToolArgs, nil),
-				Result: resolve(s.Pdata, chains.ToolResult, nil),
+				Args:   g.ix.resolve(s, &g.ix.cc.toolArgs, nil, nil),
+				Result: g.ix.resolve(s, &g.ix.cc.toolResult, nil, nil),
 			}
 			inv.ToolCalls = append(inv.ToolCalls, tc)
 			s.call = tc
@@ -560,14 +573,15 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 	// run carries them): the names in one definitions text are read once per trace.
 	toolSets := map[string][]string{}
 	texts := pathTexts{} // the definitions at a KEY#a.b place, rendered once per trace too
+	cc := g.ix.cc
 	for _, inv := range g.Invocations {
 		var first, last *Span
 		if len(inv.llms) > 0 {
 			first, last = inv.llms[0], inv.llms[len(inv.llms)-1]
 		}
-		inv.Input = resolve(inv.Span.Pdata, chains.Input, first)
-		inv.Output = resolve(inv.Span.Pdata, chains.Output, last)
-		if tools := resolveIn(inv.Span.Pdata, chains.AllowedTools, first, texts); tools.Found() {
+		inv.Input = g.ix.resolve(inv.Span, &cc.input, first, nil)
+		inv.Output = g.ix.resolve(inv.Span, &cc.output, last, nil)
+		if tools := g.ix.resolve(inv.Span, &cc.allowedTools, first, texts); tools.Found() {
 			names, ok := toolSets[tools.Text]
 			if !ok {
 				names = toolNames(tools.Text)
@@ -658,26 +672,26 @@ func toolNames(s string) []string {
 }
 
 // spanError normalizes the error a span carries, if any.
-func spanError(s ptrace.Span, chains Chains) *ErrorInfo {
-	typ := resolve(s, chains.ErrorType, nil)
-	if s.Status().Code() == ptrace.StatusCodeError {
-		e := &ErrorInfo{Message: s.Status().Message(), Source: "status"}
+func (ix *attrIndex) spanError(s *Span) *ErrorInfo {
+	typ := ix.resolve(s, &ix.cc.errorType, nil, nil)
+	if st := s.Pdata.Status(); st.Code() == ptrace.StatusCodeError {
+		e := &ErrorInfo{Message: st.Message(), Source: "status"}
 		if typ.Found() {
 			e.Type = typ.Text
 		}
 		if e.Message == "" {
-			e.Message, _ = lookupPlace(s, "event:exception:exception.message")
+			e.Message, _ = eventText(s.Pdata, "exception", "exception.message")
 		}
 		return e
 	}
 	if typ.Found() {
-		msg, _ := lookupPlace(s, "event:exception:exception.message")
+		msg, _ := eventText(s.Pdata, "exception", "exception.message")
 		if msg == "" {
-			msg = attrStr(s, "error.message")
+			msg = ix.str(s, fkErrorMessage)
 		}
 		return &ErrorInfo{Type: typ.Text, Message: msg, Source: typ.Source}
 	}
-	if st := attrStr(s, "gen_ai.tool.status"); st == "error" {
+	if st := ix.str(s, fkToolStatus); st == "error" {
 		return &ErrorInfo{Source: "gen_ai.tool.status"}
 	}
 	return nil
