@@ -54,7 +54,7 @@ func (g *Graph) splitDelegations(keep bool) {
 		if len(inv.ToolCalls) == 0 {
 			continue
 		}
-		own := make([]*ToolCall, 0, len(inv.ToolCalls))
+		own := inv.ToolCalls[:0] // filtered in place: own never passes the call read
 		for _, tc := range inv.ToolCalls {
 			g.work++
 			if targets, ok := transferTargets(g.ix, tc, known); ok {

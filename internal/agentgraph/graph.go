@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -375,25 +376,62 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 // sortSpans orders spans by start time, then span id: a total order (ids are unique after
 // de-duplication), so the order is deterministic. The keys are read once per span, not
 // once per comparison (a span's start time sits behind pdata's wrappers).
+// Spans already in order (a replayed file, say) are left as they are.
 func sortSpans(spans []*Span) {
-	type key struct {
-		start pcommon.Timestamp
-		id    uint64 // the span id's bytes, big-endian: compares as bytes.Compare does
-		s     *Span
-	}
-	keys := make([]key, len(spans))
+	keys := spanKeys.get(len(spans))
+	defer spanKeys.put(keys)
+	sorted := true
 	for i, s := range spans {
-		keys[i] = key{s.Pdata.StartTimestamp(), binary.BigEndian.Uint64(s.ID[:]), s}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
+		keys[i] = spanKey{s.Pdata.StartTimestamp(), binary.BigEndian.Uint64(s.ID[:]), s}
+		if i > 0 && sorted && compareSpanKeys(keys[i-1], keys[i]) > 0 {
+			sorted = false
 		}
-		return cmp.Compare(a.id, b.id)
-	})
+	}
+	if sorted {
+		return
+	}
+	slices.SortFunc(keys, compareSpanKeys)
 	for i := range keys {
 		spans[i] = keys[i].s
 	}
+}
+
+// spanKey is what sortSpans orders a span by.
+type spanKey struct {
+	start pcommon.Timestamp
+	id    uint64 // the span id's bytes, big-endian: compares as bytes.Compare does
+	s     *Span
+}
+
+func compareSpanKeys(a, b spanKey) int {
+	if c := cmp.Compare(a.start, b.start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// Scratch slices of one Build, reused by the next.
+var (
+	spanKeys   scratch[spanKey]
+	spanStacks scratch[*Span]
+)
+
+// scratch pools slices that live only during one Build.
+type scratch[T any] struct{ pool sync.Pool }
+
+// get is a slice of n zero elements.
+func (sc *scratch[T]) get(n int) []T {
+	if p, ok := sc.pool.Get().(*[]T); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]T, n)
+}
+
+// put hands s back, cleared (the elements past len were cleared when last put).
+func (sc *scratch[T]) put(s []T) {
+	clear(s)
+	s = s[:0]
+	sc.pool.Put(&s)
 }
 
 // link resolves parents, cuts parent loops and counts orphans.
@@ -470,7 +508,8 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	// traces can be deep: every later pass walks it forwards (parents first) or backwards
 	// (children first) once.
 	g.preorder = make([]*Span, 0, len(g.Spans))
-	stack := make([]*Span, 0, len(g.Spans)) // never more than every span: one allocation
+	stack := spanStacks.get(len(g.Spans))[:0] // never more than every span
+	defer func() { spanStacks.put(stack[:len(g.Spans)]) }()
 	for i := len(tops) - 1; i >= 0; i-- {
 		stack = append(stack, tops[i])
 	}
@@ -542,13 +581,38 @@ func (g *Graph) assignOwners() {
 // collect gathers each invocation's tools, LLM calls, content and allowed tools;
 // countDelegations keeps the delegation calls among the tool calls (the old counting).
 func (g *Graph) collect(chains Chains, countDelegations bool) {
-	ntools := 0
+	// Every invocation's tool calls and LLM calls are counted first, so that each list is
+	// a part of one array (lists that stay empty stay nil).
+	ntools, nllms := 0, 0
+	counts := make([]int32, 2*len(g.Invocations))
 	for _, s := range g.Spans {
-		if s.owner != nil && s.Role == RoleTool {
+		inv := s.owner
+		if inv == nil || (s.Role != RoleTool && s.Role != RoleLLM) {
+			continue
+		}
+		if s.Role == RoleTool {
 			ntools++
+		}
+		if inv.Index >= len(g.Invocations) || g.Invocations[inv.Index] != inv {
+			continue // (no span is owned by a remote stand-in; its lists would just grow)
+		}
+		if s.Role == RoleTool {
+			counts[2*inv.Index]++
+		} else {
+			nllms++
+			counts[2*inv.Index+1]++
 		}
 	}
 	calls := make([]ToolCall, ntools) // one allocation for every call
+	callPtrs, llmPtrs := make([]*ToolCall, ntools), make([]*Span, nllms)
+	for i, inv := range g.Invocations {
+		if n := counts[2*i]; n > 0 {
+			inv.ToolCalls, callPtrs = callPtrs[:0:n], callPtrs[n:]
+		}
+		if n := counts[2*i+1]; n > 0 {
+			inv.llms, llmPtrs = llmPtrs[:0:n], llmPtrs[n:]
+		}
+	}
 	for _, s := range g.Spans {
 		inv := s.owner
 		if inv == nil {

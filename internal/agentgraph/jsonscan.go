@@ -2,6 +2,7 @@ package agentgraph
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,7 +83,7 @@ func rawMembers(raw string) (members []rawMember, ok bool) {
 		}
 	}
 	// Stable: among members of one key, the last stays last.
-	sort.SliceStable(members, func(a, b int) bool { return members[a].key < members[b].key })
+	slices.SortStableFunc(members, func(a, b rawMember) int { return strings.Compare(a.key, b.key) })
 	for j := 1; j < len(members); j++ {
 		if members[j].key == members[j-1].key {
 			dups = true
