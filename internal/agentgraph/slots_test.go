@@ -2,12 +2,14 @@ package agentgraph
 
 import (
 	"os"
-	"slices"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // The compiled chains (slots.go) must resolve exactly as resolve, resolveIn, resolveInt and
@@ -192,13 +194,92 @@ func TestCompiledForCachesByContent(t *testing.T) {
 }
 
 // readRoleAttrs is how classifyRole read the role keys before the attribute index recorded
-// them: one scan of the span's attributes, the last of duplicate keys winning.
+// them: one scan of the span's attributes, the last of duplicate keys winning, a key
+// looked up only when a role key has its length and last byte (oldRoleKeyMay).
 func readRoleAttrs(attrs pcommon.Map) roleAttrs {
 	var ra roleAttrs
 	for k, v := range attrs.All() {
-		if i := slices.Index(roleKeyNames, k); i >= 0 {
+		if n := len(k); n == 0 || n >= len(oldRoleKeyMay) || oldRoleKeyMay[n]&(1<<(k[n-1]&63)) == 0 {
+			continue
+		}
+		if i, ok := oldRoleKeys[k]; ok {
 			ra.vals[i], ra.found = v, ra.found|1<<i
 		}
 	}
 	return ra
+}
+
+var oldRoleKeys = func() map[string]int {
+	m := make(map[string]int, len(roleKeyNames))
+	for i, k := range roleKeyNames {
+		m[k] = i
+	}
+	return m
+}()
+
+var oldRoleKeyMay = func() (may [64]uint64) {
+	for _, k := range roleKeyNames {
+		may[len(k)] |= 1 << (k[len(k)-1] & 63)
+	}
+	return may
+}()
+
+// BenchmarkSpanResolution compares, on every span of the processor benchmarks' workload,
+// the per-span resolution Build does (role keys, tokens, error type, agent or tool name)
+// through the compiled chains with the place-by-place resolution it replaced.
+func BenchmarkSpanResolution(b *testing.B) {
+	var paths []string
+	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
+		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
+	}
+	w, err := workload.Load(paths, 48)
+	require.NoError(b, err)
+	var spans []*Span
+	for _, td := range w.Templates {
+		for _, s := range SpansOf(td) {
+			spans = append(spans, s...)
+		}
+	}
+	chains := DefaultChains().withDefaults()
+	var sink int64
+	b.Run("place_by_place", func(b *testing.B) {
+		for b.Loop() {
+			for _, s := range spans {
+				ra := readRoleAttrs(s.Pdata.Attributes())
+				role, _ := classifyRole(s.Pdata, s.Scope.Name(), &ra)
+				in, _, _ := resolveInt(s.Pdata, chains.InputTokens)
+				out, _, _ := resolveInt(s.Pdata, chains.OutputTokens)
+				typ := resolve(s.Pdata, chains.ErrorType, nil)
+				name := resolve(s.Pdata, chains.AgentName, nil)
+				if role == RoleTool {
+					name = resolve(s.Pdata, chains.ToolName, nil)
+				}
+				sink += in + out + int64(len(typ.Text)+len(name.Text))
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
+	})
+	b.Run("compiled", func(b *testing.B) {
+		cc := compiledFor(chains)
+		for b.Loop() {
+			ix := newAttrIndex(cc, len(spans))
+			var ra roleAttrs
+			for _, s := range spans {
+				ra.found = 0
+				ix.add(s, &ra)
+				role, _ := classifyRole(s.Pdata, s.Scope.Name(), &ra)
+				in, _, _ := ix.resolveInt(s, &cc.inputTokens)
+				out, _, _ := ix.resolveInt(s, &cc.outputTokens)
+				typ := ix.resolve(s, &cc.errorType, nil, nil)
+				name := ix.resolve(s, &cc.agentName, nil, nil)
+				if role == RoleTool {
+					name = ix.resolve(s, &cc.toolName, nil, nil)
+				}
+				sink += in + out + int64(len(typ.Text)+len(name.Text))
+			}
+			ix.release()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
+	})
+	_ = sink
 }
