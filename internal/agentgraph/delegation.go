@@ -88,8 +88,8 @@ func transferTargets(ix *attrIndex, tc *ToolCall, known map[string]bool) ([]stri
 			return []string{v}, true
 		}
 	}
-	if goto_ := commandGoto(tc.Result.Text); len(goto_) > 0 {
-		return goto_, true
+	if goto_ := tc.commandGotos(); len(goto_) > 0 {
+		return slices.Clone(goto_), true
 	}
 	target, ok := transferTarget(tc, known)
 	if !ok {
@@ -185,7 +185,7 @@ func (g *Graph) commandEdges(firstAfter func(string, *Span, *Invocation) *Invoca
 		var targets []string
 		if s.Role == RoleTool {
 			if s.call != nil {
-				targets = commandGoto(s.call.Result.Text)
+				targets = s.call.commandGotos()
 			}
 		} else if out := g.ix.attr(s, fkOutputValue); out != "" {
 			targets = commandGoto(out)
@@ -335,6 +335,7 @@ func llmOutputPlaces(chains Chains) Chain {
 func (g *Graph) dispatchPayloads(chains Chains) {
 	var places Chain
 	calls := g.llmRequests()
+	ix := g.ix
 	for _, e := range g.Edges {
 		g.work++
 		e.Payload = e.Reason
@@ -348,7 +349,12 @@ func (g *Graph) dispatchPayloads(chains Chains) {
 		if llm == nil {
 			continue
 		}
-		resp := resolve(llm.Pdata, places, nil)
+		var resp Value
+		if ix != nil {
+			resp = ix.resolve(llm, &ix.cc.llmOutput, nil, nil)
+		} else {
+			resp = resolve(llm.Pdata, places, nil)
+		}
 		if !resp.Found() || !mayHoldText(resp.Text) {
 			continue
 		}
@@ -553,7 +559,9 @@ func callsIn(raw string) []*requestedCall {
 		return nil
 	}
 	var out []*requestedCall
-	collectCalls(strings.TrimSpace(raw), func(id, name, args string) {
+	arena := memberArenas.get(0)
+	defer func() { memberArenas.put(arena[:cap(arena)]) }()
+	collectCalls(strings.TrimSpace(raw), &arena, func(id, name, args string) {
 		if name != "" {
 			out = append(out, &requestedCall{id: id, name: name, rawArgs: args})
 		}
@@ -586,61 +594,74 @@ func firstOfEachID(calls []*requestedCall) []*requestedCall {
 // args|arguments|input, id|toolUseId|toolCallId}, OpenAI's {id, function: {name,
 // arguments}}, and OpenInference's flattened N.message.tool_calls.M.tool_call.function.name
 // keys. Members are visited in key order, the last of duplicate keys counting, as in a
-// decoded object; args is the raw value of the arguments ("" when absent).
-func collectCalls(raw string, add func(id, name, args string), depth int) {
+// decoded object; args is the raw value of the arguments ("" when absent). The members of
+// the objects on the way down are read into arena (a stack: each level's part is above its
+// parent's, and dropped when the level returns), not into a slice per object.
+func collectCalls(raw string, arena *[]rawMember, add func(id, name, args string), depth int) {
 	if depth > 12 || raw == "" {
 		return
 	}
 	switch raw[0] {
 	case '[':
-		rawElements(raw, func(it string) { collectCalls(it, add, depth+1) })
+		rawElements(raw, func(it string) { collectCalls(it, arena, add, depth+1) })
 	case '{':
-		x, _ := rawMembers(raw)
-		if f, ok := member(x, "function"); ok {
-			if fm, ok := rawMembers(f); ok {
-				if n, ok := memberString(fm, "name"); ok {
-					id, _ := memberString(x, "id")
-					args, _ := member(fm, "arguments")
-					add(id, n, args)
-					return
-				}
-			}
-		}
-		name, _ := memberString(x, "name")
-		if name == "" {
-			name, _ = memberString(x, "toolName")
-		}
-		if name != "" {
-			for _, ak := range []string{"args", "arguments", "input"} {
-				if a, ok := member(x, ak); ok {
-					var id string
-					for _, ik := range []string{"id", "toolUseId", "toolCallId", "tool_call_id"} {
-						if s, ok := memberString(x, ik); ok && s != "" {
-							id = s
-							break
-						}
-					}
-					add(id, name, a)
-					return
-				}
-			}
-		}
-		flat := false
-		for _, m := range x {
-			if prefix, ok := strings.CutSuffix(m.key, ".tool_call.function.name"); ok {
-				flat = true
-				n, _ := rawString(m.val)
-				id, _ := memberString(x, prefix+".tool_call.id")
-				args, _ := member(x, prefix+".tool_call.function.arguments")
+		base := len(*arena)
+		*arena, _ = rawMembersAppend(*arena, raw)
+		collectObjectCalls((*arena)[base:], arena, add, depth)
+		*arena = (*arena)[:base]
+	}
+}
+
+// collectObjectCalls is collectCalls on an object's members x.
+func collectObjectCalls(x []rawMember, arena *[]rawMember, add func(id, name, args string), depth int) {
+	if f, ok := member(x, "function"); ok {
+		base := len(*arena)
+		all, isObject := rawMembersAppend(*arena, f)
+		*arena = all[:base]
+		if isObject {
+			fm := all[base:]
+			if n, ok := memberString(fm, "name"); ok {
+				id, _ := memberString(x, "id")
+				args, _ := member(fm, "arguments")
 				add(id, n, args)
+				return
 			}
 		}
-		if flat {
-			return
+	}
+	name, _ := memberString(x, "name")
+	if name == "" {
+		name, _ = memberString(x, "toolName")
+	}
+	if name != "" {
+		for _, ak := range []string{"args", "arguments", "input"} {
+			if a, ok := member(x, ak); ok {
+				var id string
+				for _, ik := range []string{"id", "toolUseId", "toolCallId", "tool_call_id"} {
+					if s, ok := memberString(x, ik); ok && s != "" {
+						id = s
+						break
+					}
+				}
+				add(id, name, a)
+				return
+			}
 		}
-		for _, m := range x {
-			collectCalls(m.val, add, depth+1)
+	}
+	flat := false
+	for _, m := range x {
+		if prefix, ok := strings.CutSuffix(m.key, ".tool_call.function.name"); ok {
+			flat = true
+			n, _ := rawString(m.val)
+			id, _ := memberString(x, prefix+".tool_call.id")
+			args, _ := member(x, prefix+".tool_call.function.arguments")
+			add(id, n, args)
 		}
+	}
+	if flat {
+		return
+	}
+	for _, m := range x {
+		collectCalls(m.val, arena, add, depth+1)
 	}
 }
 

@@ -99,6 +99,17 @@ type ToolCall struct {
 
 	params       map[string]any
 	paramsParsed bool
+	// gotos memoizes commandGoto(Result.Text) (splitDelegations and commandEdges both ask).
+	gotos     []string
+	gotosRead bool
+}
+
+// commandGotos is commandGoto(tc.Result.Text), read once.
+func (tc *ToolCall) commandGotos() []string {
+	if !tc.gotosRead {
+		tc.gotos, tc.gotosRead = commandGoto(tc.Result.Text), true
+	}
+	return tc.gotos
 }
 
 // Params is Args parsed as a JSON object (nil when it is not one), parsed on first use:
@@ -412,8 +423,9 @@ func compareSpanKeys(a, b spanKey) int {
 
 // Scratch slices of one Build, reused by the next.
 var (
-	spanKeys   scratch[spanKey]
-	spanStacks scratch[*Span]
+	spanKeys     scratch[spanKey]
+	spanStacks   scratch[*Span]
+	memberArenas scratch[rawMember] // collectCalls
 )
 
 // scratch pools slices that live only during one Build.

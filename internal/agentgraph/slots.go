@@ -188,6 +188,9 @@ type compiledChains struct {
 	role []int8
 	// requests are requestPlaces (delegation.go), compiled.
 	requests slotChain
+	// llmOutput is the output chain's llm: places, read on an LLM span (delegation.go
+	// llmOutputPlaces), compiled.
+	llmOutput slotChain
 }
 
 func compileChains(c Chains) *compiledChains {
@@ -204,6 +207,7 @@ func compileChains(c Chains) *compiledChains {
 	cc.handoffReason = compileText(t, c.HandoffReason)
 	cc.inputTokens, cc.outputTokens = compileInt(t, c.InputTokens), compileInt(t, c.OutputTokens)
 	cc.requests = compileText(t, requestPlaces)
+	cc.llmOutput = compileText(t, llmOutputPlaces(c))
 	for _, k := range roleKeyNames {
 		t.add(k)
 	}

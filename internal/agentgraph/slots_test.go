@@ -112,6 +112,7 @@ func checkAgreement(t *testing.T, name string, chains Chains, spans []*Span) (ch
 		{&cc.toolResult, chains.ToolResult}, {&cc.input, chains.Input}, {&cc.output, chains.Output},
 		{&cc.allowedTools, chains.AllowedTools}, {&cc.errorType, chains.ErrorType},
 		{&cc.handoffFrom, chains.HandoffFrom}, {&cc.handoffTo, chains.HandoffTo}, {&cc.handoffReason, chains.HandoffReason},
+		{&cc.requests, requestPlaces}, {&cc.llmOutput, llmOutputPlaces(chains)},
 	} {
 		for _, s := range spans {
 			require.Equal(t, resolve(s.Pdata, c.chain, s), ix.resolve(s, c.got, s, nil), name)
