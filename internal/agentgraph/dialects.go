@@ -88,7 +88,7 @@ func isLangGraphAgentNode(ix *attrIndex, s *Span) bool {
 		var meta struct {
 			Node string `json:"langgraph_node"`
 		}
-		if raw := ix.attr(s, fkMetadata); raw != "" && mayDecodeTo(raw, name) && json.Unmarshal([]byte(raw), &meta) == nil {
+		if raw := ix.attr(s, fkMetadata); raw != "" && mayDecodeTo(raw, name) && json.Unmarshal(bytesOf(raw), &meta) == nil {
 			node = meta.Node
 		}
 	}

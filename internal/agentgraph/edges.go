@@ -265,7 +265,7 @@ func (g *Graph) detectEdges(chains Chains) {
 				}
 				e := &Edge{
 					From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Call: tc, Reason: tc.Args,
-					Mode: attrStr(tc.Span.Pdata, "gen_ai.transfer.mode"),
+					Mode: g.ix.attr(tc.Span, fkTransferMode),
 				}
 				if c, ok := tc.Params()["context"]; ok && c != nil {
 					if t := jsonText(c); !absent(t) {
@@ -298,7 +298,7 @@ func (g *Graph) detectEdges(chains Chains) {
 			}
 		}
 		if e.Via != nil {
-			e.Mode = attrStr(e.Via.Pdata, "gen_ai.transfer.mode")
+			e.Mode = g.ix.attr(e.Via, fkTransferMode)
 		}
 		g.addEdge(e)
 	}

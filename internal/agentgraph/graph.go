@@ -389,6 +389,14 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 // once per comparison (a span's start time sits behind pdata's wrappers).
 // Spans already in order (a replayed file, say) are left as they are.
 func sortSpans(spans []*Span) {
+	if len(spans) < 2 || sortSpansPacked(spans) {
+		return
+	}
+	sortSpansByKey(spans)
+}
+
+// sortSpansByKey is sortSpans for any spans: by (start, id) keys.
+func sortSpansByKey(spans []*Span) {
 	keys := spanKeys.get(len(spans))
 	defer spanKeys.put(keys)
 	sorted := true
@@ -405,6 +413,56 @@ func sortSpans(spans []*Span) {
 	for i := range keys {
 		spans[i] = keys[i].s
 	}
+}
+
+// sortSpansPacked is sortSpans for the usual trace, false (nothing done) for others: when
+// the start times lie within 2^40 ns (18 minutes) of the earliest and there are fewer than
+// 2^24 spans, a span's start offset and its position pack into one uint64, sorted as
+// integers (no comparison function), and only runs of equal start times are then ordered
+// by span id.
+func sortSpansPacked(spans []*Span) bool {
+	const posBits = 24
+	n := len(spans)
+	if n >= 1<<posBits {
+		return false
+	}
+	keys := packedKeys.get(n)
+	defer packedKeys.put(keys)
+	lo, hi := ^uint64(0), uint64(0)
+	for i, s := range spans {
+		t := uint64(s.Pdata.StartTimestamp())
+		keys[i], lo, hi = t, min(lo, t), max(hi, t)
+	}
+	if hi-lo >= 1<<40 {
+		return false
+	}
+	sorted := true
+	for i := range keys {
+		keys[i] = (keys[i]-lo)<<posBits | uint64(i)
+		sorted = sorted && (i == 0 || keys[i-1] < keys[i])
+	}
+	if !sorted {
+		slices.Sort(keys)
+		was := spanStacks.get(n)
+		copy(was, spans)
+		for j, k := range keys {
+			spans[j] = was[k&(1<<posBits-1)]
+		}
+		spanStacks.put(was)
+	}
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && keys[j]>>posBits == keys[i]>>posBits {
+			j++
+		}
+		if j-i > 1 { // equal start times: by span id
+			slices.SortFunc(spans[i:j], func(a, b *Span) int {
+				return cmp.Compare(binary.BigEndian.Uint64(a.ID[:]), binary.BigEndian.Uint64(b.ID[:]))
+			})
+		}
+		i = j
+	}
+	return true
 }
 
 // spanKey is what sortSpans orders a span by.
@@ -424,6 +482,7 @@ func compareSpanKeys(a, b spanKey) int {
 // Scratch slices of one Build, reused by the next.
 var (
 	spanKeys     scratch[spanKey]
+	packedKeys   scratch[uint64]
 	spanStacks   scratch[*Span]
 	memberArenas scratch[rawMember] // collectCalls
 )
