@@ -3,15 +3,12 @@ package agentgraph
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // The string tests that replaced a regexp or a decode on a per-span path must decide as
@@ -127,18 +124,10 @@ func TestSortSpansPackedIsByKey(t *testing.T) {
 // BenchmarkSortSpans: sortSpans on every trace of the processor benchmarks' workload, in
 // the order SpansOf gives them, by (start, id) keys and packed.
 func BenchmarkSortSpans(b *testing.B) {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 48)
-	require.NoError(b, err)
-	var traces [][]*Span
+	traces := workloadTraces(b)
 	spans := 0
-	for _, td := range w.Templates {
-		for _, s := range SpansOf(td) {
-			traces, spans = append(traces, s), spans+len(s)
-		}
+	for _, tr := range traces {
+		spans += len(tr)
 	}
 	work := make([][]*Span, len(traces))
 	for i, tr := range traces {

@@ -194,6 +194,24 @@ func TestCompiledForCachesByContent(t *testing.T) {
 	require.Equal(t, "gen_ai.input.messages", cb.input.places[0].src, "a compilation keeps its own copy")
 }
 
+// workloadTraces are the spans of every trace of the processor benchmarks' workload (the
+// 48 traces BenchmarkBuildWorkload builds), as SpansOf gives them.
+func workloadTraces(b *testing.B) [][]*Span {
+	var paths []string
+	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
+		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
+	}
+	w, err := workload.Load(paths, 48)
+	require.NoError(b, err)
+	var traces [][]*Span
+	for _, td := range w.Templates {
+		for _, s := range SpansOf(td) {
+			traces = append(traces, s)
+		}
+	}
+	return traces
+}
+
 // readRoleAttrs is how classifyRole read the role keys before the attribute index recorded
 // them: one scan of the span's attributes, the last of duplicate keys winning, a key
 // looked up only when a role key has its length and last byte (oldRoleKeyMay).
@@ -229,17 +247,9 @@ var oldRoleKeyMay = func() (may [64]uint64) {
 // the per-span resolution Build does (role keys, tokens, error type, agent or tool name)
 // through the compiled chains with the place-by-place resolution it replaced.
 func BenchmarkSpanResolution(b *testing.B) {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 48)
-	require.NoError(b, err)
 	var spans []*Span
-	for _, td := range w.Templates {
-		for _, s := range SpansOf(td) {
-			spans = append(spans, s...)
-		}
+	for _, tr := range workloadTraces(b) {
+		spans = append(spans, tr...)
 	}
 	chains := DefaultChains().withDefaults()
 	var sink int64
