@@ -51,8 +51,8 @@ func (tc *ToolCall) TriggerTarget() string {
 		}
 		return ""
 	}
-	if m := transferByName.FindStringSubmatch(tc.Name); m != nil && m[1] != "agent" {
-		return m[1]
+	if m, ok := transferSuffix(tc.Name); ok && m != "agent" {
+		return m
 	}
 	return ""
 }

@@ -68,9 +68,9 @@ var typeKeys = []struct {
 // An OpenInference OpenAI-Agents handoff: a TOOL span named "handoff to <agent>".
 var oiHandoff = regexp.MustCompile(`^handoff to (.+)$`)
 
-// The attribute keys the role rules read, as indexes into roleKeyNames: classifyRole reads
-// a span's attributes once into a roleAttrs instead of scanning them once per key, and the
-// rules then test indexes, not keys.
+// The attribute keys the role rules read, as indexes into roleKeyNames: Build's one walk
+// over a span's attributes (attrIndex.add) records them in a roleAttrs instead of a scan
+// per key, and the rules then test indexes, not keys.
 const (
 	rkHandoffTo = iota
 	rkHandoffFrom
@@ -114,41 +114,26 @@ var roleKeyNames = func() []string {
 	return names
 }()
 
-var roleKeys = func() map[string]int {
-	m := make(map[string]int, len(roleKeyNames))
-	for i, k := range roleKeyNames {
-		if _, dup := m[k]; dup || k == "" || len(k) >= len(roleKeyMay) {
-			panic("agentgraph: role key " + k + " repeated, empty or too long")
-		}
-		m[k] = i
-	}
-	return m
-}()
-
-// roleKeyMay[n] has bit c&63 set when a role key of n bytes ends in byte c: most keys of a
-// span fail this test and are never looked up in roleKeys.
-var roleKeyMay = func() (may [64]uint64) {
+var _ = func() bool {
+	seen := map[string]bool{}
 	for _, k := range roleKeyNames {
-		may[len(k)] |= 1 << (k[len(k)-1] & 63)
+		if seen[k] || k == "" {
+			panic("agentgraph: role key " + k + " repeated or empty")
+		}
+		seen[k] = true
 	}
-	return may
+	return true
 }()
 
+// roleAttrs are the values of the role keys a span holds (the last of duplicate keys),
+// recorded by attrIndex.add in its walk over the span's attributes.
 type roleAttrs struct {
 	vals  [32]pcommon.Value
 	found uint32
 }
 
-func (ra *roleAttrs) read(attrs pcommon.Map) {
-	for k, v := range attrs.All() {
-		if n := len(k); n == 0 || n >= len(roleKeyMay) || roleKeyMay[n]&(1<<(k[n-1]&63)) == 0 {
-			continue
-		}
-		if i, ok := roleKeys[k]; ok {
-			ra.vals[i], ra.found = v, ra.found|1<<i
-		}
-	}
-}
+// set records the value of role key i.
+func (ra *roleAttrs) set(i int, v pcommon.Value) { ra.vals[i], ra.found = v, ra.found|1<<i }
 
 func (ra *roleAttrs) has(i int) bool { return ra.found&(1<<i) != 0 }
 
@@ -169,14 +154,13 @@ func (ra *roleAttrs) firstOf(keys ...int) (string, bool) {
 	return "", false
 }
 
-// classifyRole decides a span's role and records which key decided it. Span-type keys
-// of one framework are trusted over generic hints; see DIALECTS.md section 3.1.
-func classifyRole(s ptrace.Span, scopeName string) (Role, string) {
+// classifyRole decides a span's role and records which key decided it, given the values
+// of the role keys it holds (ra). Span-type keys of one framework are trusted over generic
+// hints; see DIALECTS.md section 3.1.
+func classifyRole(s ptrace.Span, scopeName string, ra *roleAttrs) (Role, string) {
 	if scopeName == ScopeName {
 		return RoleHandoff, "scope"
 	}
-	var ra roleAttrs
-	ra.read(s.Attributes())
 	if key, ok := ra.firstOf(rkHandoffTo, rkHandoffFrom, rkAutogenTarget, rkGotoNode); ok {
 		return RoleHandoff, key
 	}
@@ -312,11 +296,6 @@ var (
 	}
 )
 
-// agentName resolves an agent span's name.
-func agentName(s ptrace.Span, chains Chains) Value {
-	return nameFrom(s, chains.AgentName, agentNameFromSpan)
-}
-
 // wrapperName names an orchestration wrapper. Strands names every swarm and graph "swarm"
 // / "graph" in gen_ai.agent.name and puts the configured id in gen_ai.agent.id (a node's
 // id is its agent's name): the id is what tells two apart, so it wins there.
@@ -336,16 +315,16 @@ func wrapperName(s ptrace.Span) Value {
 	return Value{Text: s.Name(), Source: "span.name.verbatim"}
 }
 
-// nameFrom resolves an agent or tool name: the chain first, then span-name patterns, then
-// the span name verbatim.
-func nameFrom(s ptrace.Span, chain Chain, patterns []*regexp.Regexp) Value {
-	if v := resolve(s, chain, nil); v.Found() {
+// namedBy resolves an agent or tool name, given what its chain resolved to (v) and the
+// span's name: the chain's value first, then span-name patterns, then the name verbatim.
+func namedBy(v Value, name string, patterns []*regexp.Regexp) Value {
+	if v.Found() {
 		return v
 	}
 	for _, re := range patterns {
-		if m := re.FindStringSubmatch(s.Name()); m != nil {
+		if m := re.FindStringSubmatch(name); m != nil {
 			return Value{Text: strings.TrimSpace(m[1]), Source: "span.name"}
 		}
 	}
-	return Value{Text: s.Name(), Source: "span.name.verbatim"}
+	return Value{Text: name, Source: "span.name.verbatim"}
 }

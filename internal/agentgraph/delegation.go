@@ -54,14 +54,14 @@ func (g *Graph) splitDelegations(keep bool) {
 		if len(inv.ToolCalls) == 0 {
 			continue
 		}
-		own := make([]*ToolCall, 0, len(inv.ToolCalls))
+		own := inv.ToolCalls[:0] // filtered in place: own never passes the call read
 		for _, tc := range inv.ToolCalls {
 			g.work++
-			if targets, ok := transferTargets(tc, known); ok {
+			if targets, ok := transferTargets(g.ix, tc, known); ok {
 				tc.Delegation, tc.Targets = DelegationTransfer, targets
 			} else if tc.Delegation == "" {
 				switch {
-				case attrStr(tc.Span.Pdata, "gen_ai.tool.type") == "AgentTool":
+				case g.ix.attr(tc.Span, fkToolType) == "AgentTool":
 					// ADK's AgentTool whose agent run is not under it (not in this trace).
 					tc.Delegation, tc.Targets = DelegationAgentTool, []string{tc.Name}
 				case tc.Name == strandsRouting && inSwarm(inv):
@@ -82,14 +82,14 @@ func (g *Graph) splitDelegations(keep bool) {
 // transferTargets returns the agents a tool call transfers to, if it is a transfer call:
 // the draft GenAI transfer attributes, a LangGraph Command(goto=...) result, then the
 // name and argument rules of transferTarget. A transfer naming no agent has no targets.
-func transferTargets(tc *ToolCall, known map[string]bool) ([]string, bool) {
-	for _, key := range []string{"gen_ai.transfer.target.name", "gen_ai.agent.handoff.target.name"} {
-		if v := attrStr(tc.Span.Pdata, key); v != "" {
+func transferTargets(ix *attrIndex, tc *ToolCall, known map[string]bool) ([]string, bool) {
+	for _, key := range []int32{fkTransferTarget, fkHandoffTarget} {
+		if v := ix.attr(tc.Span, key); v != "" {
 			return []string{v}, true
 		}
 	}
-	if goto_ := commandGoto(tc.Result.Text); len(goto_) > 0 {
-		return goto_, true
+	if goto_ := tc.commandGotos(); len(goto_) > 0 {
+		return slices.Clone(goto_), true
 	}
 	target, ok := transferTarget(tc, known)
 	if !ok {
@@ -185,9 +185,9 @@ func (g *Graph) commandEdges(firstAfter func(string, *Span, *Invocation) *Invoca
 		var targets []string
 		if s.Role == RoleTool {
 			if s.call != nil {
-				targets = commandGoto(s.call.Result.Text)
+				targets = s.call.commandGotos()
 			}
-		} else if out := attrStr(s.Pdata, "output.value"); out != "" {
+		} else if out := g.ix.attr(s, fkOutputValue); out != "" {
 			targets = commandGoto(out)
 		}
 		has := len(targets) > 0
@@ -247,7 +247,7 @@ func requestingLLM(inv *Invocation, tool *Span, calls *llmRequests, work *int) *
 	if tool.call == nil {
 		return latest
 	}
-	id := callID(tool.call)
+	id := callID(calls.ix, tool.call)
 	if id == "" || findRequest(calls.of(latest), id, tool.call.Name) != nil {
 		return latest
 	}
@@ -271,13 +271,15 @@ func requestingLLM(inv *Invocation, tool *Span, calls *llmRequests, work *int) *
 type llmRequests struct {
 	calls map[*Span][]*requestedCall
 	ids   map[*Invocation]map[string][]*Span
+	// ix is the graph's attribute index (nil outside Build).
+	ix *attrIndex
 }
 
 // llmRequests is the graph's cache, made when first asked for (recoverArgs, then
 // dispatchPayloads share it; Build drops it when done).
 func (g *Graph) llmRequests() *llmRequests {
 	if g.requests == nil {
-		g.requests = &llmRequests{calls: map[*Span][]*requestedCall{}, ids: map[*Invocation]map[string][]*Span{}}
+		g.requests = &llmRequests{calls: map[*Span][]*requestedCall{}, ids: map[*Invocation]map[string][]*Span{}, ix: g.ix}
 	}
 	return g.requests
 }
@@ -286,7 +288,7 @@ func (g *Graph) llmRequests() *llmRequests {
 func (r *llmRequests) of(llm *Span) []*requestedCall {
 	reqs, ok := r.calls[llm]
 	if !ok {
-		reqs = requestedCalls(llm)
+		reqs = requestedCalls(r.ix, llm)
 		r.calls[llm] = reqs
 	}
 	return reqs
@@ -333,6 +335,7 @@ func llmOutputPlaces(chains Chains) Chain {
 func (g *Graph) dispatchPayloads(chains Chains) {
 	var places Chain
 	calls := g.llmRequests()
+	ix := g.ix
 	for _, e := range g.Edges {
 		g.work++
 		e.Payload = e.Reason
@@ -346,7 +349,12 @@ func (g *Graph) dispatchPayloads(chains Chains) {
 		if llm == nil {
 			continue
 		}
-		resp := resolve(llm.Pdata, places, nil)
+		var resp Value
+		if ix != nil {
+			resp = ix.resolve(llm, &ix.cc.llmOutput, nil, nil)
+		} else {
+			resp = resolve(llm.Pdata, places, nil)
+		}
 		if !resp.Found() || !mayHoldText(resp.Text) {
 			continue
 		}
@@ -521,9 +529,15 @@ var requestPlaces = Chain{
 // requestedCalls lists the calls an LLM span's response asked for: the first place of
 // requestPlaces that holds any. The response is scanned, not decoded: only the names, ids
 // and argument spans of the calls are read (see jsonscan.go).
-func requestedCalls(llm *Span) []*requestedCall {
-	for _, place := range requestPlaces {
-		raw, ok := lookupPlace(llm.Pdata, place)
+func requestedCalls(ix *attrIndex, llm *Span) []*requestedCall {
+	for i, place := range requestPlaces {
+		var raw string
+		var ok bool
+		if ix != nil {
+			raw, ok = ix.lookup(llm, &ix.cc.requests.places[i], nil)
+		} else {
+			raw, ok = lookupPlace(llm.Pdata, place)
+		}
 		if !ok || !strings.Contains(raw, "name") {
 			continue
 		}
@@ -545,7 +559,9 @@ func callsIn(raw string) []*requestedCall {
 		return nil
 	}
 	var out []*requestedCall
-	collectCalls(strings.TrimSpace(raw), func(id, name, args string) {
+	arena := memberArenas.get(0)
+	defer func() { memberArenas.put(arena[:cap(arena)]) }()
+	collectCalls(strings.TrimSpace(raw), &arena, func(id, name, args string) {
 		if name != "" {
 			out = append(out, &requestedCall{id: id, name: name, rawArgs: args})
 		}
@@ -578,61 +594,74 @@ func firstOfEachID(calls []*requestedCall) []*requestedCall {
 // args|arguments|input, id|toolUseId|toolCallId}, OpenAI's {id, function: {name,
 // arguments}}, and OpenInference's flattened N.message.tool_calls.M.tool_call.function.name
 // keys. Members are visited in key order, the last of duplicate keys counting, as in a
-// decoded object; args is the raw value of the arguments ("" when absent).
-func collectCalls(raw string, add func(id, name, args string), depth int) {
+// decoded object; args is the raw value of the arguments ("" when absent). The members of
+// the objects on the way down are read into arena (a stack: each level's part is above its
+// parent's, and dropped when the level returns), not into a slice per object.
+func collectCalls(raw string, arena *[]rawMember, add func(id, name, args string), depth int) {
 	if depth > 12 || raw == "" {
 		return
 	}
 	switch raw[0] {
 	case '[':
-		rawElements(raw, func(it string) { collectCalls(it, add, depth+1) })
+		rawElements(raw, func(it string) { collectCalls(it, arena, add, depth+1) })
 	case '{':
-		x, _ := rawMembers(raw)
-		if f, ok := member(x, "function"); ok {
-			if fm, ok := rawMembers(f); ok {
-				if n, ok := memberString(fm, "name"); ok {
-					id, _ := memberString(x, "id")
-					args, _ := member(fm, "arguments")
-					add(id, n, args)
-					return
-				}
-			}
-		}
-		name, _ := memberString(x, "name")
-		if name == "" {
-			name, _ = memberString(x, "toolName")
-		}
-		if name != "" {
-			for _, ak := range []string{"args", "arguments", "input"} {
-				if a, ok := member(x, ak); ok {
-					var id string
-					for _, ik := range []string{"id", "toolUseId", "toolCallId", "tool_call_id"} {
-						if s, ok := memberString(x, ik); ok && s != "" {
-							id = s
-							break
-						}
-					}
-					add(id, name, a)
-					return
-				}
-			}
-		}
-		flat := false
-		for _, m := range x {
-			if prefix, ok := strings.CutSuffix(m.key, ".tool_call.function.name"); ok {
-				flat = true
-				n, _ := rawString(m.val)
-				id, _ := memberString(x, prefix+".tool_call.id")
-				args, _ := member(x, prefix+".tool_call.function.arguments")
+		base := len(*arena)
+		*arena, _ = rawMembersAppend(*arena, raw)
+		collectObjectCalls((*arena)[base:], arena, add, depth)
+		*arena = (*arena)[:base]
+	}
+}
+
+// collectObjectCalls is collectCalls on an object's members x.
+func collectObjectCalls(x []rawMember, arena *[]rawMember, add func(id, name, args string), depth int) {
+	if f, ok := member(x, "function"); ok {
+		base := len(*arena)
+		all, isObject := rawMembersAppend(*arena, f)
+		*arena = all[:base]
+		if isObject {
+			fm := all[base:]
+			if n, ok := memberString(fm, "name"); ok {
+				id, _ := memberString(x, "id")
+				args, _ := member(fm, "arguments")
 				add(id, n, args)
+				return
 			}
 		}
-		if flat {
-			return
+	}
+	name, _ := memberString(x, "name")
+	if name == "" {
+		name, _ = memberString(x, "toolName")
+	}
+	if name != "" {
+		for _, ak := range []string{"args", "arguments", "input"} {
+			if a, ok := member(x, ak); ok {
+				var id string
+				for _, ik := range []string{"id", "toolUseId", "toolCallId", "tool_call_id"} {
+					if s, ok := memberString(x, ik); ok && s != "" {
+						id = s
+						break
+					}
+				}
+				add(id, name, a)
+				return
+			}
 		}
-		for _, m := range x {
-			collectCalls(m.val, add, depth+1)
+	}
+	flat := false
+	for _, m := range x {
+		if prefix, ok := strings.CutSuffix(m.key, ".tool_call.function.name"); ok {
+			flat = true
+			n, _ := rawString(m.val)
+			id, _ := memberString(x, prefix+".tool_call.id")
+			args, _ := member(x, prefix+".tool_call.function.arguments")
+			add(id, n, args)
 		}
+	}
+	if flat {
+		return
+	}
+	for _, m := range x {
+		collectCalls(m.val, arena, add, depth+1)
 	}
 }
 
@@ -664,7 +693,7 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 				if llm == nil {
 					continue
 				}
-				if req := matchRequest(tc, calls.of(llm)); req != nil {
+				if req := matchRequest(calls.ix, tc, calls.of(llm)); req != nil {
 					req.used = true
 					args := req.args()
 					if m := parseObject(args); m != nil && len(m) > 0 {
@@ -679,9 +708,9 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 
 // callID is the id of a tool call: from its span's attributes, else from the LangChain
 // ToolMessage in its result; "" when it has none.
-func callID(tc *ToolCall) string {
-	for _, key := range callIDKeys {
-		if id := attrStr(tc.Span.Pdata, key); id != "" {
+func callID(ix *attrIndex, tc *ToolCall) string {
+	for i := range callIDKeys {
+		if id := ix.attr(tc.Span, fkCallID+int32(i)); id != "" {
 			return id
 		}
 	}
@@ -703,8 +732,8 @@ func findRequest(reqs []*requestedCall, id, name string) *requestedCall {
 
 // matchRequest is the call of reqs a tool call answers: the one of its id, else the first
 // unused one of its name.
-func matchRequest(tc *ToolCall, reqs []*requestedCall) *requestedCall {
-	if id := callID(tc); id != "" {
+func matchRequest(ix *attrIndex, tc *ToolCall, reqs []*requestedCall) *requestedCall {
+	if id := callID(ix, tc); id != "" {
 		if r := findRequest(reqs, id, tc.Name); r != nil {
 			return r
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Structural dialect rules: the ones that need a span's place in the tree, applied after
@@ -28,12 +29,12 @@ func (g *Graph) refineRoles() {
 	g.markLLMBelow()
 	for _, s := range g.Spans {
 		switch {
-		case s.Role == RoleAgent && beeaiAgentEvent.MatchString(s.Pdata.Name()),
-			s.Role == RoleTool && beeaiToolEvent.MatchString(s.Pdata.Name()):
+		case s.Role == RoleAgent && strings.HasPrefix(s.Pdata.Name(), "agent.") && beeaiAgentEvent.MatchString(s.Pdata.Name()),
+			s.Role == RoleTool && strings.HasPrefix(s.Pdata.Name(), "tool.") && beeaiToolEvent.MatchString(s.Pdata.Name()):
 			s.Role, s.RoleSource = RoleOther, "beeai.event"
 		case s.Role == RoleAgent && isWorkflowPseudoAgent(s):
 			s.Role, s.RoleSource = RoleWorkflow, "openai_agents.workflow"
-		case s.Role != RoleAgent && s.Role != RoleLLM && s.Role != RoleTool && s.llmBelow && isLangGraphAgentNode(s):
+		case s.Role != RoleAgent && s.Role != RoleLLM && s.Role != RoleTool && s.llmBelow && isLangGraphAgentNode(g.ix, s):
 			s.Role, s.RoleSource = RoleAgent, "metadata.langgraph_node"
 		}
 	}
@@ -77,19 +78,27 @@ func isWorkflowPseudoAgent(s *Span) bool {
 // isLangGraphAgentNode: an OpenInference or LangSmith LangGraph node span named after its
 // node (metadata langgraph_node), outside LangGraph's own nodes, with an LLM call below it.
 // A subgraph span nested directly in its node span of the same name is the same agent.
-func isLangGraphAgentNode(s *Span) bool {
+func isLangGraphAgentNode(ix *attrIndex, s *Span) bool {
 	name := s.Pdata.Name()
 	if langgraphInternal[name] || (s.parent != nil && s.parent.Pdata.Name() == name) {
 		return false
 	}
-	node := attrStr(s.Pdata, "langsmith.metadata.langgraph_node")
+	node := ix.attr(s, fkLangGraphNode)
 	if node == "" {
 		var meta struct {
 			Node string `json:"langgraph_node"`
 		}
-		if raw := attrStr(s.Pdata, "metadata"); raw != "" && json.Unmarshal([]byte(raw), &meta) == nil {
+		if raw := ix.attr(s, fkMetadata); raw != "" && mayDecodeTo(raw, name) && json.Unmarshal(bytesOf(raw), &meta) == nil {
 			node = meta.Node
 		}
 	}
 	return node == name
+}
+
+// mayDecodeTo is false when no string of the JSON text raw can decode to name (a non-empty
+// name): raw has no escapes and does not contain it, and name has no U+FFFD (what decoding
+// makes of invalid UTF-8). It saves decoding the metadata of every other span.
+func mayDecodeTo(raw, name string) bool {
+	return name == "" || strings.Contains(raw, name) || strings.IndexByte(raw, '\\') >= 0 ||
+		strings.ContainsRune(name, utf8.RuneError)
 }

@@ -1,7 +1,9 @@
 package agentgraph
 
 import (
+	"cmp"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -9,6 +11,19 @@ import (
 // Tool names that hand control to another agent, with the target in the name's suffix
 // (OpenAI Agents, LangGraph supervisor, AutoGen, Microsoft Agent Framework).
 var transferByName = regexp.MustCompile(`^(?:transfer_to|handoff_to)_(.+)$`)
+
+// transferSuffix is transferByName's submatch without the regexp (it runs on every tool
+// call): the name after transfer_to_ or handoff_to_, one or more bytes and no newline.
+func transferSuffix(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "transfer_to_")
+	if !ok {
+		rest, ok = strings.CutPrefix(name, "handoff_to_")
+	}
+	if !ok || rest == "" || strings.IndexByte(rest, '\n') >= 0 {
+		return "", false
+	}
+	return rest, true
+}
 
 // Argument keys that name the target agent of a transfer call: Google ADK
 // transfer_to_agent{agentName}, Strands handoff_to_agent{agent_name} and swarm structured
@@ -79,27 +94,33 @@ func (g *Graph) parentPointerEdges(byName map[string][]*Invocation) {
 // agent runs under the same non-agent span (a programmatic hand-off in application code)
 // are chained in start order and marked inferred.
 func (g *Graph) inferSiblingEdges() {
+	// seen[name] is the number of the last parent a run of the agent was seen under: one
+	// map for the whole trace, not one per parent.
+	var seen map[string]int
+	parent := 0
 	for _, s := range g.Spans {
 		if s.Role == RoleAgent {
 			continue
 		}
 		var prev *Invocation
-		var seen map[string]bool
 		for _, c := range s.children {
 			g.work++
 			if c.Role != RoleAgent {
 				continue
 			}
-			if seen == nil {
-				seen = map[string]bool{}
+			if prev == nil {
+				if seen == nil {
+					seen = map[string]int{}
+				}
+				parent++
 			}
 			inv := g.invocationOf[c]
 			// A run of an agent seen before under this parent is control coming back (a
 			// supervisor resuming), not a new hand-off.
-			if inv.In == nil && prev != nil && !seen[inv.Name] {
+			if inv.In == nil && prev != nil && seen[inv.Name] != parent {
 				g.addEdge(&Edge{From: prev, To: inv, Detection: DetectInferredSibling, Inferred: true})
 			}
-			seen[inv.Name] = true
+			seen[inv.Name] = parent
 			prev = inv
 		}
 	}
@@ -149,8 +170,8 @@ func transferTarget(tc *ToolCall, known map[string]bool) (string, bool) {
 	if transferTools[tc.Name] {
 		return "", true
 	}
-	if m := transferByName.FindStringSubmatch(tc.Name); m != nil && m[1] != "agent" {
-		return m[1], true
+	if m, ok := transferSuffix(tc.Name); ok && m != "agent" {
+		return m, true
 	}
 	return "", false
 }
@@ -244,7 +265,7 @@ func (g *Graph) detectEdges(chains Chains) {
 				}
 				e := &Edge{
 					From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Call: tc, Reason: tc.Args,
-					Mode: attrStr(tc.Span.Pdata, "gen_ai.transfer.mode"),
+					Mode: g.ix.attr(tc.Span, fkTransferMode),
 				}
 				if c, ok := tc.Params()["context"]; ok && c != nil {
 					if t := jsonText(c); !absent(t) {
@@ -277,15 +298,18 @@ func (g *Graph) detectEdges(chains Chains) {
 			}
 		}
 		if e.Via != nil {
-			e.Mode = attrStr(e.Via.Pdata, "gen_ai.transfer.mode")
+			e.Mode = g.ix.attr(e.Via, fkTransferMode)
 		}
 		g.addEdge(e)
 	}
 	g.inferSiblingEdges()
 	g.dispatchPayloads(chains)
-	sort.SliceStable(g.Edges, func(i, j int) bool { return g.Edges[i].To.Index < g.Edges[j].To.Index })
+	byReceiver := func(a, b *Edge) int { return cmp.Compare(a.To.Index, b.To.Index) }
+	slices.SortStableFunc(g.Edges, byReceiver)
 	for _, inv := range g.Invocations {
-		sort.SliceStable(inv.Out, func(i, j int) bool { return inv.Out[i].To.Index < inv.Out[j].To.Index })
+		if len(inv.Out) > 1 {
+			slices.SortStableFunc(inv.Out, byReceiver)
+		}
 	}
 }
 

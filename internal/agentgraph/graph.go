@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -60,6 +61,8 @@ type Span struct {
 	kids int32
 	// pre is the span's index in Graph.preorder.
 	pre int32
+	// ix is the span's number in the attribute index of the Build in progress (slots.go).
+	ix int32
 }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
@@ -96,6 +99,17 @@ type ToolCall struct {
 
 	params       map[string]any
 	paramsParsed bool
+	// gotos memoizes commandGoto(Result.Text) (splitDelegations and commandEdges both ask).
+	gotos     []string
+	gotosRead bool
+}
+
+// commandGotos is commandGoto(tc.Result.Text), read once.
+func (tc *ToolCall) commandGotos() []string {
+	if !tc.gotosRead {
+		tc.gotos, tc.gotosRead = commandGoto(tc.Result.Text), true
+	}
+	return tc.gotos
 }
 
 // Params is Args parsed as a JSON object (nil when it is not one), parsed on first use:
@@ -284,6 +298,9 @@ type Graph struct {
 	work int
 	// requests caches the calls LLM responses asked for while the graph is built.
 	requests *llmRequests
+	// ix holds the attributes the compiled chains read, per span, while the graph is built
+	// (slots.go); nil after Build.
+	ix *attrIndex
 }
 
 // Options tune the builder.
@@ -319,12 +336,18 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	sortSpans(g.Spans)
 
 	g.link(byID)
+	cc := compiledFor(chains)
+	ix := newAttrIndex(cc, len(g.Spans))
+	g.ix = ix
+	var ra roleAttrs
 	for _, s := range g.Spans {
+		ra.found = 0
+		ix.add(s, &ra)
 		s.Role, s.RoleSource = configuredRole(s.Pdata, chains.Role)
 		if s.Role == "" {
-			s.Role, s.RoleSource = classifyRole(s.Pdata, s.Scope.Name())
+			s.Role, s.RoleSource = classifyRole(s.Pdata, s.Scope.Name(), &ra)
 		}
-		s.Error = spanError(s.Pdata, chains)
+		s.Error = ix.spanError(s)
 		if s.Error != nil {
 			if cf := controlFlow(s.Error); cf != "" {
 				// Framework control flow recorded as an error: not a failure.
@@ -332,16 +355,16 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 			}
 		}
 		if s.Role == RoleAgent {
-			s.Name = agentName(s.Pdata, chains)
+			s.Name = namedBy(ix.resolve(s, &cc.agentName, nil, nil), s.Pdata.Name(), agentNameFromSpan)
 		} else if s.Role == RoleTool {
-			s.Name = nameFrom(s.Pdata, chains.ToolName, toolNameFromSpan)
+			s.Name = namedBy(ix.resolve(s, &cc.toolName, nil, nil), s.Pdata.Name(), toolNameFromSpan)
 		} else {
 			s.Name = Value{Text: s.Pdata.Name(), Source: "span.name.verbatim"}
 		}
-		if in, _, ok := resolveInt(s.Pdata, chains.InputTokens); ok {
+		if in, _, ok := ix.resolveInt(s, &cc.inputTokens); ok {
 			s.InputTokens, s.HasTokens = in, true
 		}
-		if out, _, ok := resolveInt(s.Pdata, chains.OutputTokens); ok {
+		if out, _, ok := ix.resolveInt(s, &cc.outputTokens); ok {
 			s.OutputTokens, s.HasTokens = out, true
 		}
 		s.DurationUnknown = durationUnknown(s.Pdata)
@@ -356,31 +379,130 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.rollup()
 	g.measure()
 	g.requests = nil
+	g.ix = nil
+	ix.release()
 	return g
 }
 
 // sortSpans orders spans by start time, then span id: a total order (ids are unique after
 // de-duplication), so the order is deterministic. The keys are read once per span, not
 // once per comparison (a span's start time sits behind pdata's wrappers).
+// Spans already in order (a replayed file, say) are left as they are.
 func sortSpans(spans []*Span) {
-	type key struct {
-		start pcommon.Timestamp
-		id    uint64 // the span id's bytes, big-endian: compares as bytes.Compare does
-		s     *Span
+	if len(spans) < 2 || sortSpansPacked(spans) {
+		return
 	}
-	keys := make([]key, len(spans))
+	sortSpansByKey(spans)
+}
+
+// sortSpansByKey is sortSpans for any spans: by (start, id) keys.
+func sortSpansByKey(spans []*Span) {
+	keys := spanKeys.get(len(spans))
+	defer spanKeys.put(keys)
+	sorted := true
 	for i, s := range spans {
-		keys[i] = key{s.Pdata.StartTimestamp(), binary.BigEndian.Uint64(s.ID[:]), s}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
+		keys[i] = spanKey{s.Pdata.StartTimestamp(), binary.BigEndian.Uint64(s.ID[:]), s}
+		if i > 0 && sorted && compareSpanKeys(keys[i-1], keys[i]) > 0 {
+			sorted = false
 		}
-		return cmp.Compare(a.id, b.id)
-	})
+	}
+	if sorted {
+		return
+	}
+	slices.SortFunc(keys, compareSpanKeys)
 	for i := range keys {
 		spans[i] = keys[i].s
 	}
+}
+
+// sortSpansPacked is sortSpans for the usual trace, false (nothing done) for others: when
+// the start times lie within 2^40 ns (18 minutes) of the earliest and there are fewer than
+// 2^24 spans, a span's start offset and its position pack into one uint64, sorted as
+// integers (no comparison function), and only runs of equal start times are then ordered
+// by span id.
+func sortSpansPacked(spans []*Span) bool {
+	const posBits = 24
+	n := len(spans)
+	if n >= 1<<posBits {
+		return false
+	}
+	keys := packedKeys.get(n)
+	defer packedKeys.put(keys)
+	lo, hi := ^uint64(0), uint64(0)
+	for i, s := range spans {
+		t := uint64(s.Pdata.StartTimestamp())
+		keys[i], lo, hi = t, min(lo, t), max(hi, t)
+	}
+	if hi-lo >= 1<<40 {
+		return false
+	}
+	sorted := true
+	for i := range keys {
+		keys[i] = (keys[i]-lo)<<posBits | uint64(i)
+		sorted = sorted && (i == 0 || keys[i-1] < keys[i])
+	}
+	if !sorted {
+		slices.Sort(keys)
+		was := spanStacks.get(n)
+		copy(was, spans)
+		for j, k := range keys {
+			spans[j] = was[k&(1<<posBits-1)]
+		}
+		spanStacks.put(was)
+	}
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && keys[j]>>posBits == keys[i]>>posBits {
+			j++
+		}
+		if j-i > 1 { // equal start times: by span id
+			slices.SortFunc(spans[i:j], func(a, b *Span) int {
+				return cmp.Compare(binary.BigEndian.Uint64(a.ID[:]), binary.BigEndian.Uint64(b.ID[:]))
+			})
+		}
+		i = j
+	}
+	return true
+}
+
+// spanKey is what sortSpans orders a span by.
+type spanKey struct {
+	start pcommon.Timestamp
+	id    uint64 // the span id's bytes, big-endian: compares as bytes.Compare does
+	s     *Span
+}
+
+func compareSpanKeys(a, b spanKey) int {
+	if c := cmp.Compare(a.start, b.start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// Scratch slices of one Build, reused by the next.
+var (
+	spanKeys     scratch[spanKey]
+	packedKeys   scratch[uint64]
+	spanStacks   scratch[*Span]
+	memberArenas scratch[rawMember] // collectCalls
+)
+
+// scratch pools slices that live only during one Build.
+type scratch[T any] struct{ pool sync.Pool }
+
+// get is a slice of n zero elements.
+func (sc *scratch[T]) get(n int) []T {
+	if p, ok := sc.pool.Get().(*[]T); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]T, n)
+}
+
+// put hands s back, cleared (the elements past len were cleared when last put).
+func (sc *scratch[T]) put(s []T) {
+	clear(s)
+	s = s[:0]
+	sc.pool.Put(&s)
 }
 
 // link resolves parents, cuts parent loops and counts orphans.
@@ -457,7 +579,8 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	// traces can be deep: every later pass walks it forwards (parents first) or backwards
 	// (children first) once.
 	g.preorder = make([]*Span, 0, len(g.Spans))
-	stack := make([]*Span, 0, len(g.Spans)) // never more than every span: one allocation
+	stack := spanStacks.get(len(g.Spans))[:0] // never more than every span
+	defer func() { spanStacks.put(stack[:len(g.Spans)]) }()
 	for i := len(tops) - 1; i >= 0; i-- {
 		stack = append(stack, tops[i])
 	}
@@ -529,13 +652,38 @@ func (g *Graph) assignOwners() {
 // collect gathers each invocation's tools, LLM calls, content and allowed tools;
 // countDelegations keeps the delegation calls among the tool calls (the old counting).
 func (g *Graph) collect(chains Chains, countDelegations bool) {
-	ntools := 0
+	// Every invocation's tool calls and LLM calls are counted first, so that each list is
+	// a part of one array (lists that stay empty stay nil).
+	ntools, nllms := 0, 0
+	counts := make([]int32, 2*len(g.Invocations))
 	for _, s := range g.Spans {
-		if s.owner != nil && s.Role == RoleTool {
+		inv := s.owner
+		if inv == nil || (s.Role != RoleTool && s.Role != RoleLLM) {
+			continue
+		}
+		if s.Role == RoleTool {
 			ntools++
+		}
+		if inv.Index >= len(g.Invocations) || g.Invocations[inv.Index] != inv {
+			continue // (no span is owned by a remote stand-in; its lists would just grow)
+		}
+		if s.Role == RoleTool {
+			counts[2*inv.Index]++
+		} else {
+			nllms++
+			counts[2*inv.Index+1]++
 		}
 	}
 	calls := make([]ToolCall, ntools) // one allocation for every call
+	callPtrs, llmPtrs := make([]*ToolCall, ntools), make([]*Span, nllms)
+	for i, inv := range g.Invocations {
+		if n := counts[2*i]; n > 0 {
+			inv.ToolCalls, callPtrs = callPtrs[:0:n], callPtrs[n:]
+		}
+		if n := counts[2*i+1]; n > 0 {
+			inv.llms, llmPtrs = llmPtrs[:0:n], llmPtrs[n:]
+		}
+	}
 	for _, s := range g.Spans {
 		inv := s.owner
 		if inv == nil {
@@ -547,8 +695,8 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 			calls = calls[1:]
 			*tc = ToolCall{
 				Span: s, Name: s.Name.Text,
-				Args:   resolve(s.Pdata, chains.ToolArgs, nil),
-				Result: resolve(s.Pdata, chains.ToolResult, nil),
+				Args:   g.ix.resolve(s, &g.ix.cc.toolArgs, nil, nil),
+				Result: g.ix.resolve(s, &g.ix.cc.toolResult, nil, nil),
 			}
 			inv.ToolCalls = append(inv.ToolCalls, tc)
 			s.call = tc
@@ -560,14 +708,15 @@ func (g *Graph) collect(chains Chains, countDelegations bool) {
 	// run carries them): the names in one definitions text are read once per trace.
 	toolSets := map[string][]string{}
 	texts := pathTexts{} // the definitions at a KEY#a.b place, rendered once per trace too
+	cc := g.ix.cc
 	for _, inv := range g.Invocations {
 		var first, last *Span
 		if len(inv.llms) > 0 {
 			first, last = inv.llms[0], inv.llms[len(inv.llms)-1]
 		}
-		inv.Input = resolve(inv.Span.Pdata, chains.Input, first)
-		inv.Output = resolve(inv.Span.Pdata, chains.Output, last)
-		if tools := resolveIn(inv.Span.Pdata, chains.AllowedTools, first, texts); tools.Found() {
+		inv.Input = g.ix.resolve(inv.Span, &cc.input, first, nil)
+		inv.Output = g.ix.resolve(inv.Span, &cc.output, last, nil)
+		if tools := g.ix.resolve(inv.Span, &cc.allowedTools, first, texts); tools.Found() {
 			names, ok := toolSets[tools.Text]
 			if !ok {
 				names = toolNames(tools.Text)
@@ -658,26 +807,26 @@ func toolNames(s string) []string {
 }
 
 // spanError normalizes the error a span carries, if any.
-func spanError(s ptrace.Span, chains Chains) *ErrorInfo {
-	typ := resolve(s, chains.ErrorType, nil)
-	if s.Status().Code() == ptrace.StatusCodeError {
-		e := &ErrorInfo{Message: s.Status().Message(), Source: "status"}
+func (ix *attrIndex) spanError(s *Span) *ErrorInfo {
+	typ := ix.resolve(s, &ix.cc.errorType, nil, nil)
+	if st := s.Pdata.Status(); st.Code() == ptrace.StatusCodeError {
+		e := &ErrorInfo{Message: st.Message(), Source: "status"}
 		if typ.Found() {
 			e.Type = typ.Text
 		}
 		if e.Message == "" {
-			e.Message, _ = lookupPlace(s, "event:exception:exception.message")
+			e.Message, _ = eventText(s.Pdata, "exception", "exception.message")
 		}
 		return e
 	}
 	if typ.Found() {
-		msg, _ := lookupPlace(s, "event:exception:exception.message")
+		msg, _ := eventText(s.Pdata, "exception", "exception.message")
 		if msg == "" {
-			msg = attrStr(s, "error.message")
+			msg = ix.str(s, fkErrorMessage)
 		}
 		return &ErrorInfo{Type: typ.Text, Message: msg, Source: typ.Source}
 	}
-	if st := attrStr(s, "gen_ai.tool.status"); st == "error" {
+	if st := ix.str(s, fkToolStatus); st == "error" {
 		return &ErrorInfo{Source: "gen_ai.tool.status"}
 	}
 	return nil

@@ -2,6 +2,7 @@ package agentgraph
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,10 +65,18 @@ type rawMember struct {
 // one per key: the last of duplicate keys, as a decoded map keeps. ok is false when raw is
 // not an object.
 func rawMembers(raw string) (members []rawMember, ok bool) {
+	return rawMembersAppend(nil, raw)
+}
+
+// rawMembersAppend is rawMembers appending to dst: the members are all[len(dst):], and all
+// is dst (false) when raw is not an object.
+func rawMembersAppend(dst []rawMember, raw string) (all []rawMember, ok bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
+		return dst, false
 	}
+	base := len(dst)
+	members := dst
 	dups := false
 	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '"'; {
 		kEnd := skipString(raw, i)
@@ -82,22 +91,23 @@ func rawMembers(raw string) (members []rawMember, ok bool) {
 		}
 	}
 	// Stable: among members of one key, the last stays last.
-	sort.SliceStable(members, func(a, b int) bool { return members[a].key < members[b].key })
-	for j := 1; j < len(members); j++ {
-		if members[j].key == members[j-1].key {
+	own := members[base:]
+	slices.SortStableFunc(own, func(a, b rawMember) int { return strings.Compare(a.key, b.key) })
+	for j := 1; j < len(own); j++ {
+		if own[j].key == own[j-1].key {
 			dups = true
 			break
 		}
 	}
 	if dups {
-		out := members[:0]
-		for j, m := range members {
-			if j+1 < len(members) && members[j+1].key == m.key {
+		out := own[:0]
+		for j, m := range own {
+			if j+1 < len(own) && own[j+1].key == m.key {
 				continue
 			}
 			out = append(out, m)
 		}
-		members = out
+		members = members[:base+len(out)]
 	}
 	return members, true
 }

@@ -54,31 +54,22 @@ func lookupPlaceIn(s ptrace.Span, place string, texts pathTexts) (string, bool) 
 		if !ok {
 			return "", false
 		}
-		events := s.Events()
-		for i := 0; i < events.Len(); i++ {
-			e := events.At(i)
-			if e.Name() != name {
-				continue
-			}
-			if v, ok := e.Attributes().Get(key); ok {
-				if t := asText(v); !absent(t) {
-					return t, true
-				}
-			}
-		}
-		return "", false
+		return eventText(s, name, key)
 	}
-	if prefix, ok := strings.CutSuffix(place, ".*"); ok {
-		return flattened(s.Attributes(), prefix)
+	if strings.HasSuffix(place, ".*") {
+		return flattenedUnder(s.Attributes(), place[:len(place)-1])
 	}
 	if key, path, ok := strings.Cut(place, "#"); ok {
-		raw, ok := jsonPathValue(s.Attributes(), key, path)
-		if !ok {
-			return "", false
-		}
-		return texts.render(raw)
+		v, ok := s.Attributes().Get(key)
+		return pathValueText(v, ok, path, texts)
 	}
 	v, ok := s.Attributes().Get(place)
+	return valueText(v, ok)
+}
+
+// valueText is the text of an attribute value (ok: the span has the attribute), false
+// when it is missing or a capture-off placeholder.
+func valueText(v pcommon.Value, ok bool) (string, bool) {
 	if !ok {
 		return "", false
 	}
@@ -87,6 +78,37 @@ func lookupPlaceIn(s ptrace.Span, place string, texts pathTexts) (string, bool) 
 		return "", false
 	}
 	return t, true
+}
+
+// eventText is the place event:NAME:KEY: attribute KEY of the first event called NAME
+// that holds a usable value.
+func eventText(s ptrace.Span, name, key string) (string, bool) {
+	events := s.Events()
+	for i := 0; i < events.Len(); i++ {
+		e := events.At(i)
+		if e.Name() != name {
+			continue
+		}
+		if v, ok := e.Attributes().Get(key); ok {
+			if t := asText(v); !absent(t) {
+				return t, true
+			}
+		}
+	}
+	return "", false
+}
+
+// pathValueText is the place KEY#a.b given the value of attribute KEY (ok: the span has it),
+// rendered through texts (nil: none).
+func pathValueText(v pcommon.Value, ok bool, path string, texts pathTexts) (string, bool) {
+	if !ok {
+		return "", false
+	}
+	raw, ok := jsonPathIn(v, path)
+	if !ok {
+		return "", false
+	}
+	return texts.render(raw)
 }
 
 // resolve walks a chain on a span. llm: places are looked up on llmChild (may be nil).
@@ -128,18 +150,27 @@ func resolveInt(s ptrace.Span, chain Chain) (int64, string, bool) {
 		if !ok {
 			continue
 		}
-		switch v.Type() {
-		case pcommon.ValueTypeInt:
-			return v.Int(), key, true
-		case pcommon.ValueTypeDouble:
-			return int64(v.Double()), key, true
-		case pcommon.ValueTypeStr:
-			if n, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64); err == nil {
-				return n, key, true
-			}
+		if n, ok := intValue(v); ok {
+			return n, key, true
 		}
 	}
 	return 0, "", false
+}
+
+// intValue is a token count's value: an integer, a double (truncated) or a string that
+// parses as an integer.
+func intValue(v pcommon.Value) (int64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int(), true
+	case pcommon.ValueTypeDouble:
+		return int64(v.Double()), true
+	case pcommon.ValueTypeStr:
+		if n, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // attrStr returns a string attribute or "".
@@ -153,17 +184,22 @@ func attrStr(s ptrace.Span, key string) string {
 // flattened gathers indexed keys spread under prefix (OpenInference llm.input_messages.0.
 // message.content, OpenLLMetry gen_ai.prompt.0.content) into one JSON object, sorted by key.
 func flattened(attrs pcommon.Map, prefix string) (string, bool) {
-	p := prefix + "."
-	var keys []string
-	vals := map[string]any{}
-	attrs.Range(func(k string, v pcommon.Value) bool {
+	return flattenedUnder(attrs, prefix+".")
+}
+
+// flattenedUnder is flattened with the prefix's dot given (p is "PREFIX."); nothing is
+// allocated when no key is under it.
+func flattenedUnder(attrs pcommon.Map, p string) (string, bool) {
+	var vals map[string]any
+	for k, v := range attrs.All() {
 		if rest, ok := strings.CutPrefix(k, p); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
-			keys = append(keys, rest)
+			if vals == nil {
+				vals = map[string]any{}
+			}
 			vals[rest] = v.AsRaw()
 		}
-		return true
-	})
-	if len(keys) == 0 {
+	}
+	if len(vals) == 0 {
 		return "", false
 	}
 	b, err := json.Marshal(vals) // encoding/json sorts map keys: deterministic
@@ -182,7 +218,21 @@ func jsonField(attrs pcommon.Map, key, field string) (int64, bool) {
 // jsonNumber is the number at field of the JSON object held in attribute key.
 func jsonNumber(attrs pcommon.Map, key, field string) (float64, bool) {
 	v, ok := attrs.Get(key)
-	if !ok || v.Type() != pcommon.ValueTypeStr {
+	if !ok {
+		return 0, false
+	}
+	return jsonNumberIn(v, field)
+}
+
+// jsonFieldIn is jsonField given the attribute's value.
+func jsonFieldIn(v pcommon.Value, field string) (int64, bool) {
+	n, ok := jsonNumberIn(v, field)
+	return int64(n), ok
+}
+
+// jsonNumberIn is jsonNumber given the attribute's value.
+func jsonNumberIn(v pcommon.Value, field string) (float64, bool) {
+	if v.Type() != pcommon.ValueTypeStr {
 		return 0, false
 	}
 	var m map[string]any
@@ -198,7 +248,15 @@ func jsonNumber(attrs pcommon.Map, key, field string) (float64, bool) {
 // config.tools). lookupPlace renders it as text (renderPathValue).
 func jsonPathValue(attrs pcommon.Map, key, path string) (string, bool) {
 	v, ok := attrs.Get(key)
-	if !ok || v.Type() != pcommon.ValueTypeStr || !strings.Contains(v.Str(), `"`+path[strings.LastIndex(path, ".")+1:]+`"`) {
+	if !ok {
+		return "", false
+	}
+	return jsonPathIn(v, path)
+}
+
+// jsonPathIn is jsonPathValue given the attribute's value.
+func jsonPathIn(v pcommon.Value, path string) (string, bool) {
+	if v.Type() != pcommon.ValueTypeStr || !strings.Contains(v.Str(), `"`+path[strings.LastIndex(path, ".")+1:]+`"`) {
 		return "", false
 	}
 	// The whole attribute is checked once (validJSON: json.Valid's verdict, as decoding it
