@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -230,12 +231,16 @@ func (e *assertionExporter) evaluateTraces(ctx context.Context, td ptrace.Traces
 	// What the processor's hand-off says of each trace, or (spans it does not account for)
 	// what the markers on the spans say.
 	scans := agentgraph.BatchTraces(ctx, td)
-	ids := make([]pcommon.TraceID, 0, len(scans))
+	var idBuf [4]pcommon.TraceID // most batches are one trace (the handoff processor's)
+	ids := idBuf[:0]
 	for id := range scans {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
-	out := make([]TraceVerdict, 0, len(ids))
+	slices.SortFunc(ids, func(a, b pcommon.TraceID) int { return bytes.Compare(a[:], b[:]) })
+	var out []TraceVerdict
+	if !discard {
+		out = make([]TraceVerdict, 0, len(ids))
+	}
 	var byTrace map[pcommon.TraceID][]*agentgraph.Span // wrapped only if a graph must be built
 	for _, id := range ids {
 		sc := scans[id]

@@ -224,7 +224,8 @@ func (e *Evaluator) evaluateDeferred(ctx context.Context, g *agentgraph.Graph, c
 	if cap(buf) < e.results {
 		buf = make([]check.Result, 0, e.results)
 	}
-	out := &check.Out{Results: buf[:0]}
+	out := &tc.out
+	out.Results = buf[:0]
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
 			c.evaluate(tc, complete, out)
@@ -240,7 +241,7 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 	if e.evalTimeout > 0 {
 		ectx, cancel = context.WithTimeoutCause(ectx, e.evalTimeout, e.timeoutCause)
 	}
-	// The cache, its Trace and the trace's judge batch in one allocation.
+	// The cache (its results too), its Trace and the trace's judge batch in one allocation.
 	st := &struct {
 		tc    traceCache
 		trace check.Trace
@@ -323,6 +324,8 @@ type traceCache struct {
 	te   *expect.TraceEval
 	// traceID is the trace id as every result carries it.
 	traceID string
+	// out collects the trace's results (evaluateDeferred).
+	out check.Out
 	// run is the case whose steps run now (evaluateSteps: one case at a time; no step
 	// keeps it).
 	run check.Run
