@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -79,6 +80,9 @@ type assertionExporter struct {
 	// onResults, when set (handoffcheck), is handed every result written (or that would be
 	// written) to the JSON-lines report.
 	onResults ResultsFunc
+	// results are result buffers of metrics-only traces (ConsumeTraces, metricsOnly): a
+	// trace's results are dead once counted, and the next trace reuses their storage.
+	results sync.Pool
 }
 
 var _ exporter.Traces = (*assertionExporter)(nil)
@@ -187,7 +191,7 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 // id are never judged. It never returns an error: the spans were delivered, and a report
 // that cannot be written is counted and logged instead (a retry would duplicate spans).
 func (e *assertionExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	e.evaluateBatch(ctx, td, nil)
+	e.evaluateTraces(ctx, td, nil, true)
 	return nil
 }
 
@@ -208,6 +212,13 @@ type TraceVerdict struct {
 // evaluateBatch evaluates, records and returns every trace of td (in trace-id order).
 // beforeQueue (may be nil) is handed the verdicts before any grading is queued.
 func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces, beforeQueue func([]TraceVerdict)) []TraceVerdict {
+	return e.evaluateTraces(ctx, td, beforeQueue, false)
+}
+
+// evaluateTraces is evaluateBatch; discard (ConsumeTraces) says the caller reads none of
+// the verdicts: none are returned, and a metrics-only trace's results buffer is reused.
+func (e *assertionExporter) evaluateTraces(ctx context.Context, td ptrace.Traces, beforeQueue func([]TraceVerdict), discard bool) []TraceVerdict {
+	reuse := discard && e.metricsOnly()
 	// all collects the results for the JSON lines and onResults, when either is set; starts
 	// are the JSON lines' timestamps.
 	var all []rules.Result
@@ -220,12 +231,16 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 	// What the processor's hand-off says of each trace, or (spans it does not account for)
 	// what the markers on the spans say.
 	scans := agentgraph.BatchTraces(ctx, td)
-	ids := make([]pcommon.TraceID, 0, len(scans))
+	var idBuf [4]pcommon.TraceID // most batches are one trace (the handoff processor's)
+	ids := idBuf[:0]
 	for id := range scans {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
-	out := make([]TraceVerdict, 0, len(ids))
+	slices.SortFunc(ids, func(a, b pcommon.TraceID) int { return bytes.Compare(a[:], b[:]) })
+	var out []TraceVerdict
+	if !discard {
+		out = make([]TraceVerdict, 0, len(ids))
+	}
 	var byTrace map[pcommon.TraceID][]*agentgraph.Span // wrapped only if a graph must be built
 	for _, id := range ids {
 		sc := scans[id]
@@ -248,7 +263,14 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 			g = agentgraph.Build(id, agentgraph.WithoutLate(byTrace[id]), e.graphOpts)
 			e.built.Add(1)
 		}
-		ev := e.checkUpstream(ctx, id, e.evaluate(ctx, g, sc.Complete))
+		var buf *[]rules.Result
+		var ev rules.Evaluation
+		if reuse {
+			buf = e.resultsBuffer()
+			ev = e.checkUpstream(ctx, id, e.eval.EvaluateOutcomesTo(ctx, g, sc.Complete, *buf))
+		} else {
+			ev = e.checkUpstream(ctx, id, e.evaluate(ctx, g, sc.Complete))
+		}
 		if e.verdictsOut {
 			rules.Redact(ev.Now, e.policy)
 		}
@@ -266,7 +288,15 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 			tv.Pending = ev.Grading.Len()
 		}
 		tv.Results = ev.Now
-		out = append(out, tv)
+		if buf != nil && ev.Grading == nil && !keepAll {
+			// Counted and observed: nothing holds these results any more.
+			*buf = ev.Now[:0]
+			clear((*buf)[:cap(*buf)])
+			e.results.Put(buf)
+		}
+		if !discard {
+			out = append(out, tv)
+		}
 		if keepAll {
 			all = append(all, ev.Now...)
 		}
@@ -284,6 +314,15 @@ func (e *assertionExporter) evaluateBatch(ctx context.Context, td ptrace.Traces,
 		}
 	}
 	return out
+}
+
+// resultsBuffer is a results buffer for a metrics-only trace (evaluateTraces).
+func (e *assertionExporter) resultsBuffer() *[]rules.Result {
+	if b, ok := e.results.Get().(*[]rules.Result); ok {
+		return b
+	}
+	b := make([]rules.Result, 0, e.eval.ResultsCap())
+	return &b
 }
 
 // evaluate is one trace's evaluation. When nothing but the metrics reads the results (no

@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
@@ -21,7 +23,8 @@ import (
 // (log_verdicts: none, no report) evaluates for the outcomes alone, and records the same
 // evaluation, failure and traces-evaluated series, value for value, as one that logs every
 // result and writes the JSON lines, on every capture of testdata/traces with rules that
-// pass and rules that fail (internal/rules/testdata/outcomes.yaml).
+// pass and rules that fail (internal/rules/testdata/outcomes.yaml), from four callers at
+// once.
 func TestMetricsOnlySameMetrics(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "internal", "rules", "testdata", "outcomes.yaml"))
 	require.NoError(t, err)
@@ -31,7 +34,7 @@ func TestMetricsOnlySameMetrics(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)
 
-	run := func(logVerdicts, jsonl string) (*assertionExporter, *componenttest.Telemetry) {
+	run := func(logVerdicts, jsonl string, parallel int) (*assertionExporter, *componenttest.Telemetry) {
 		cfg := createDefaultConfig().(*Config)
 		require.NoError(t, confmap.NewFromStringMap(map[string]any{"log_verdicts": logVerdicts, "cases": spec["cases"]}).Unmarshal(cfg))
 		cfg.RequireHandoffProcessor = false // whole captured traces, without the processor
@@ -42,18 +45,31 @@ func TestMetricsOnlySameMetrics(t *testing.T) {
 		exp, err := newExporter(metadatatest.NewSettings(tt), cfg)
 		require.NoError(t, err)
 		require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+		var batches []ptrace.Traces
 		for _, p := range paths {
 			b, err := os.ReadFile(p)
 			require.NoError(t, err)
 			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(b)
 			require.NoError(t, err, p)
-			require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+			td.MarkReadOnly()
+			batches = append(batches, td)
 		}
+		// parallel callers, each with every capture (the metrics-only exporter reuses its
+		// result buffers across traces and callers).
+		var wg sync.WaitGroup
+		for range parallel {
+			wg.Go(func() {
+				for _, td := range batches {
+					assert.NoError(t, exp.ConsumeTraces(context.Background(), td))
+				}
+			})
+		}
+		wg.Wait()
 		require.NoError(t, exp.Shutdown(context.Background()))
 		return exp, tt
 	}
-	quiet, quietTT := run("none", "")
-	loud, loudTT := run("all", filepath.Join(t.TempDir(), "verdicts.jsonl"))
+	quiet, quietTT := run("none", "", 4)
+	loud, loudTT := run("all", filepath.Join(t.TempDir(), "verdicts.jsonl"), 4)
 	require.True(t, quiet.metricsOnly())
 	require.False(t, loud.metricsOnly())
 

@@ -196,7 +196,7 @@ type Evaluation struct {
 // within eval_timeout, and leaves the judge's gradings to the caller (Evaluation.Grading):
 // no judge call is made here.
 func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
-	return e.evaluateDeferred(ctx, g, complete, false)
+	return e.evaluateDeferred(ctx, g, complete, false, nil)
 }
 
 // EvaluateOutcomes is EvaluateDeferred for a caller that reads only each result's case,
@@ -204,14 +204,28 @@ func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, c
 // outcomes and clusters, without the texts that say why (Actual, Message, Spans and the
 // signature stay empty where a check kind can leave them so; see check.Trace.Quiet).
 func (e *Evaluator) EvaluateOutcomes(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
-	return e.evaluateDeferred(ctx, g, complete, true)
+	return e.evaluateDeferred(ctx, g, complete, true, nil)
 }
 
-func (e *Evaluator) evaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete, quiet bool) Evaluation {
+// EvaluateOutcomesTo is EvaluateOutcomes collecting the results in buf's storage (from its
+// start) when it holds them all (ResultsCap), so a caller that is done with a trace's
+// results before the next can keep reusing one buffer.
+func (e *Evaluator) EvaluateOutcomesTo(ctx context.Context, g *agentgraph.Graph, complete bool, buf []Result) Evaluation {
+	return e.evaluateDeferred(ctx, g, complete, true, buf)
+}
+
+// ResultsCap is how many results the live cases give a trace every one of them selects.
+func (e *Evaluator) ResultsCap() int { return e.results }
+
+func (e *Evaluator) evaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete, quiet bool, buf []Result) Evaluation {
 	tc, cancel := e.newTraceCache(ctx, g)
 	defer cancel()
 	tc.Quiet = quiet
-	out := &check.Out{Results: make([]check.Result, 0, e.results)}
+	if cap(buf) < e.results {
+		buf = make([]check.Result, 0, e.results)
+	}
+	out := &tc.out
+	out.Results = buf[:0]
 	for _, c := range e.cases {
 		if c.cfg.SpansFile() == "" {
 			c.evaluate(tc, complete, out)
@@ -227,7 +241,7 @@ func (e *Evaluator) newTraceCache(ctx context.Context, g *agentgraph.Graph) (*tr
 	if e.evalTimeout > 0 {
 		ectx, cancel = context.WithTimeoutCause(ectx, e.evalTimeout, e.timeoutCause)
 	}
-	// The cache, its Trace and the trace's judge batch in one allocation.
+	// The cache (its results too), its Trace and the trace's judge batch in one allocation.
 	st := &struct {
 		tc    traceCache
 		trace check.Trace
@@ -310,6 +324,8 @@ type traceCache struct {
 	te   *expect.TraceEval
 	// traceID is the trace id as every result carries it.
 	traceID string
+	// out collects the trace's results (evaluateDeferred).
+	out check.Out
 	// run is the case whose steps run now (evaluateSteps: one case at a time; no step
 	// keeps it).
 	run check.Run

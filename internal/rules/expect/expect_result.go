@@ -78,13 +78,33 @@ type resultVars struct {
 	unknown     []*cel.AttributePatternType
 }
 
+// The run statuses as values, made once (a string put in an interface is allocated).
+var (
+	completedValue        any = StatusCompleted
+	failedValue           any = StatusFailed
+	awaitingApprovalValue any = StatusAwaitingApproval
+)
+
+// statusValue is status as expected_result's status variable.
+func statusValue(status string) any {
+	switch status {
+	case StatusCompleted:
+		return completedValue
+	case StatusFailed:
+		return failedValue
+	case StatusAwaitingApproval:
+		return awaitingApprovalValue
+	}
+	return status
+}
+
 // outputUnknown marks output unknown: content capture was disabled.
 var outputUnknown = []*cel.AttributePatternType{cel.AttributePattern("output")}
 
 func (v *resultVars) ResolveName(name string) (any, bool) {
 	switch name {
 	case "status":
-		return v.status, true
+		return statusValue(v.status), true
 	case "error":
 		return v.err, true
 	case "context":
