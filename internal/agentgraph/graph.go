@@ -746,63 +746,67 @@ func parseObject(s string) map[string]any {
 // ({"name": ...}) or OpenAI ({"function": {"name": ...}}) schema, Google ADK's
 // {"functionDeclarations": [...]}, definitions serialized as JSON strings (Vercel AI SDK's
 // ai.prompt.tools, Microsoft Agent Framework), and OpenInference's flattened
-// llm.tools.N.tool.json_schema keys (an object of JSON strings, in key order).
+// llm.tools.N.tool.json_schema keys (an object of JSON strings, in key order). The text is
+// scanned, not decoded (jsonscan.go): only the names and the strings that may be nested
+// definitions are (slots_test.go keeps the decoding reader it replaced, and compares).
 func toolNames(s string) []string {
-	var v any
-	if json.Unmarshal([]byte(s), &v) != nil {
+	if !decodable(s) {
 		return nil
 	}
 	var names []string
-	seen := map[string]bool{}
+	var seen map[string]bool
 	add := func(n string) {
 		if n != "" && !seen[n] {
+			if seen == nil {
+				seen = map[string]bool{}
+			}
 			seen[n] = true
 			names = append(names, n)
 		}
 	}
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
+	present := func(m []rawMember, key string) (string, bool) {
+		v, ok := member(m, key)
+		return v, ok && v != "null" // a decoded map's value is nil for null
+	}
+	var walk func(raw string, depth int)
+	walk = func(raw string, depth int) {
 		if depth > 6 {
 			return
 		}
-		switch x := v.(type) {
-		case string:
+		switch raw[0] {
+		case '"':
+			x, _ := rawString(raw)
 			if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") {
-				var inner any
-				if json.Unmarshal([]byte(t), &inner) == nil {
-					walk(inner, depth+1)
+				if decodable(t) {
+					walk(t, depth+1)
 				}
 				return
 			}
 			add(x)
-		case []any:
-			for _, it := range x {
-				walk(it, depth+1)
-			}
-		case map[string]any:
-			switch {
-			case x["functionDeclarations"] != nil:
-				walk(x["functionDeclarations"], depth+1)
-			case x["function"] != nil:
-				if f, ok := x["function"].(map[string]any); ok {
-					if n, ok := f["name"].(string); ok {
+		case '[':
+			rawElements(raw, func(it string) { walk(it, depth+1) })
+		case '{':
+			m, _ := rawMembers(raw)
+			if fd, ok := present(m, "functionDeclarations"); ok {
+				walk(fd, depth+1)
+			} else if f, ok := present(m, "function"); ok {
+				if fm, ok := rawMembers(f); ok {
+					if n, ok := memberString(fm, "name"); ok {
 						add(n)
 					}
 				}
-			case x["name"] != nil:
-				if n, ok := x["name"].(string); ok {
+			} else if n, ok := present(m, "name"); ok {
+				if n, ok := rawString(n); ok {
 					add(n)
 				}
-			default:
-				if depth == 0 { // flattened indexed keys: one definition per value
-					for _, k := range sortedKeys(x) {
-						walk(x[k], depth+1)
-					}
+			} else if depth == 0 { // flattened indexed keys: one definition per value
+				for _, mem := range m {
+					walk(mem.val, depth+1)
 				}
 			}
 		}
 	}
-	walk(v, 0)
+	walk(strings.TrimSpace(s), 0)
 	return names
 }
 
