@@ -184,6 +184,9 @@ type compiledChains struct {
 	input, output, allowedTools, errorType    slotChain
 	handoffFrom, handoffTo, handoffReason     slotChain
 	inputTokens, outputTokens                 slotChain
+	// The cost chains priceSpan (cost.go) resolves.
+	responseModel, requestModel, provider slotChain
+	cacheReadTokens, cacheWriteTokens     slotChain
 	// role[id] is the role key (classify.go) key id is, or -1.
 	role []int8
 	// requests are requestPlaces (delegation.go), compiled.
@@ -206,6 +209,9 @@ func compileChains(c Chains) *compiledChains {
 	cc.handoffFrom, cc.handoffTo = compileText(t, c.HandoffFrom), compileText(t, c.HandoffTo)
 	cc.handoffReason = compileText(t, c.HandoffReason)
 	cc.inputTokens, cc.outputTokens = compileInt(t, c.InputTokens), compileInt(t, c.OutputTokens)
+	cc.responseModel, cc.requestModel = compileText(t, c.ResponseModel), compileText(t, c.RequestModel)
+	cc.provider = compileText(t, c.Provider)
+	cc.cacheReadTokens, cc.cacheWriteTokens = compileInt(t, c.CacheReadTokens), compileInt(t, c.CacheWriteTokens)
 	cc.requests = compileText(t, requestPlaces)
 	cc.llmOutput = compileText(t, llmOutputPlaces(c))
 	for _, k := range roleKeyNames {
