@@ -63,6 +63,9 @@ func TestMayDecodeToKeepsEveryMatch(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(raws), 20, "captures with LangGraph metadata")
+	// What it skips: a name the text does not hold.
+	require.False(t, mayDecodeTo(`{"langgraph_node":"planner"}`, "writer"))
+	require.True(t, mayDecodeTo(`{"langgraph_node":"plan"}`, "plan"))
 	for _, raw := range raws {
 		for _, name := range names {
 			if decode(raw) == name {
