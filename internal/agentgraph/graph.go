@@ -397,8 +397,9 @@ func sortSpans(spans []*Span) {
 
 // sortSpansByKey is sortSpans for any spans: by (start, id) keys.
 func sortSpansByKey(spans []*Span) {
-	keys := spanKeys.get(len(spans))
-	defer spanKeys.put(keys)
+	held := spanKeys.get(len(spans))
+	defer spanKeys.put(held)
+	keys := *held
 	sorted := true
 	for i, s := range spans {
 		keys[i] = spanKey{s.Pdata.StartTimestamp(), binary.BigEndian.Uint64(s.ID[:]), s}
@@ -426,8 +427,9 @@ func sortSpansPacked(spans []*Span) bool {
 	if n >= 1<<posBits {
 		return false
 	}
-	keys := packedKeys.get(n)
-	defer packedKeys.put(keys)
+	held := packedKeys.get(n)
+	defer packedKeys.put(held)
+	keys := *held
 	lo, hi := ^uint64(0), uint64(0)
 	for i, s := range spans {
 		t := uint64(s.Pdata.StartTimestamp())
@@ -443,12 +445,13 @@ func sortSpansPacked(spans []*Span) bool {
 	}
 	if !sorted {
 		slices.Sort(keys)
-		was := spanStacks.get(n)
+		heldWas := spanStacks.get(n)
+		was := *heldWas
 		copy(was, spans)
 		for j, k := range keys {
 			spans[j] = was[k&(1<<posBits-1)]
 		}
-		spanStacks.put(was)
+		spanStacks.put(heldWas)
 	}
 	for i := 0; i < n; {
 		j := i + 1
@@ -487,22 +490,29 @@ var (
 	memberArenas scratch[rawMember] // collectCalls
 )
 
-// scratch pools slices that live only during one Build.
+// scratch pools slices that live only during one Build, each in a holder that is pooled
+// with it (handing back a slice would allocate a new holder every time).
 type scratch[T any] struct{ pool sync.Pool }
 
-// get is a slice of n zero elements.
-func (sc *scratch[T]) get(n int) []T {
-	if p, ok := sc.pool.Get().(*[]T); ok && cap(*p) >= n {
-		return (*p)[:n]
+// get is a holder of a slice of n zero elements.
+func (sc *scratch[T]) get(n int) *[]T {
+	p, _ := sc.pool.Get().(*[]T)
+	if p == nil {
+		p = new([]T)
 	}
-	return make([]T, n)
+	if cap(*p) < n {
+		*p = make([]T, n)
+	}
+	*p = (*p)[:n]
+	return p
 }
 
-// put hands s back, cleared (the elements past len were cleared when last put).
-func (sc *scratch[T]) put(s []T) {
-	clear(s)
-	s = s[:0]
-	sc.pool.Put(&s)
+// put hands p back, its slice cleared up to its length (the elements past it were cleared
+// when last put); the user sets the length to what it used.
+func (sc *scratch[T]) put(p *[]T) {
+	clear(*p)
+	*p = (*p)[:0]
+	sc.pool.Put(p)
 }
 
 // link resolves parents, cuts parent loops and counts orphans.
@@ -579,8 +589,9 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	// traces can be deep: every later pass walks it forwards (parents first) or backwards
 	// (children first) once.
 	g.preorder = make([]*Span, 0, len(g.Spans))
-	stack := spanStacks.get(len(g.Spans))[:0] // never more than every span
-	defer func() { spanStacks.put(stack[:len(g.Spans)]) }()
+	heldStack := spanStacks.get(len(g.Spans)) // never more than every span
+	defer spanStacks.put(heldStack)           // (its length stays len(g.Spans): all cleared)
+	stack := (*heldStack)[:0]
 	for i := len(tops) - 1; i >= 0; i-- {
 		stack = append(stack, tops[i])
 	}
