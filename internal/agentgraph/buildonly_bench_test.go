@@ -1,13 +1,10 @@
 package agentgraph
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-
-	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // BenchmarkBuildOnly is BenchmarkBuildWorkload without the wrapping: the 48 traces are
@@ -15,14 +12,7 @@ import (
 // spans in the order SpansOf gave them (Build sets every field it reads, so building the
 // same spans again gives the same graph). cpu-ns/span is then the DAG build's alone.
 func BenchmarkBuildOnly(b *testing.B) {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 48)
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := benchWorkload(b)
 	type trace struct {
 		id    pcommon.TraceID
 		spans []*Span

@@ -3,15 +3,12 @@ package agentgraph
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // The compiled chains (slots.go) must resolve exactly as resolve, resolveIn, resolveInt and
@@ -203,14 +200,8 @@ func TestCompiledForCachesByContent(t *testing.T) {
 // workloadTraces are the spans of every trace of the processor benchmarks' workload (the
 // 48 traces BenchmarkBuildWorkload builds), as SpansOf gives them.
 func workloadTraces(b *testing.B) [][]*Span {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 48)
-	require.NoError(b, err)
 	var traces [][]*Span
-	for _, td := range w.Templates {
+	for _, td := range benchWorkload(b).Templates {
 		for _, s := range SpansOf(td) {
 			traces = append(traces, s)
 		}
