@@ -29,8 +29,6 @@ const (
 	fkTransferTarget
 	fkHandoffTarget
 	fkTransferMode
-	fkHandoffDetection
-	fkOperation
 	fkLangGraphNode
 	fkMetadata
 	fkCallID // callIDKeys[i] is fkCallID+i
@@ -40,7 +38,6 @@ var fixedKeys = append([]string{
 	fkErrorMessage: "error.message", fkToolStatus: "gen_ai.tool.status", fkOutputValue: "output.value",
 	fkToolType: "gen_ai.tool.type", fkTransferTarget: "gen_ai.transfer.target.name",
 	fkHandoffTarget: "gen_ai.agent.handoff.target.name", fkTransferMode: "gen_ai.transfer.mode",
-	fkHandoffDetection: "handoff.detection", fkOperation: "gen_ai.operation.name",
 	fkLangGraphNode: "langsmith.metadata.langgraph_node", fkMetadata: "metadata",
 }, callIDKeys...)
 
