@@ -73,13 +73,9 @@ func BenchmarkBuildShapes(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildWorkload builds the graph of every trace of the processor benchmarks'
-// workload (internal/workload: the six real captures, Google ADK, Strands, LangGraph,
-// OpenAI Agents, Mastra and the Vercel AI SDK, scaled to 10-500 spans; 48 traces), from
-// the wrapping of its spans on, as the handoff processor does for each released trace.
-// cpu-ns/span is process CPU (garbage collection included), steadier than wall time on a
-// shared machine.
-func BenchmarkBuildWorkload(b *testing.B) {
+// benchWorkload is the processor benchmarks' workload (internal/workload): the six real
+// captures scaled to 48 traces.
+func benchWorkload(b *testing.B) *workload.Workload {
 	var paths []string
 	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
 		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
@@ -88,6 +84,17 @@ func BenchmarkBuildWorkload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return w
+}
+
+// BenchmarkBuildWorkload builds the graph of every trace of the processor benchmarks'
+// workload (internal/workload: the six real captures, Google ADK, Strands, LangGraph,
+// OpenAI Agents, Mastra and the Vercel AI SDK, scaled to 10-500 spans; 48 traces), from
+// the wrapping of its spans on, as the handoff processor does for each released trace.
+// cpu-ns/span is process CPU (garbage collection included), steadier than wall time on a
+// shared machine.
+func BenchmarkBuildWorkload(b *testing.B) {
+	w := benchWorkload(b)
 	var ids []pcommon.TraceID
 	for _, td := range w.Templates {
 		ids = append(ids, td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID())

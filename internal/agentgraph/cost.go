@@ -104,14 +104,16 @@ func (g *Graph) price(chains Chains, prices *pricing.Table) {
 		default:
 			continue
 		}
-		s.Cost = priceSpan(s, chains, prices)
+		s.Cost = priceSpan(g.ix, s, chains, prices)
 	}
 }
 
-func priceSpan(s *Span, chains Chains, prices *pricing.Table) Cost {
-	resp := resolve(s.Pdata, chains.ResponseModel, nil)
-	req := resolve(s.Pdata, chains.RequestModel, nil)
-	provider := resolve(s.Pdata, chains.Provider, nil).Text
+// priceSpan reads the model, provider and cache chains through Build's attribute index ix
+// (slots.go: its chains are compiled from chains).
+func priceSpan(ix *attrIndex, s *Span, chains Chains, prices *pricing.Table) Cost {
+	resp := ix.resolve(s, &ix.cc.responseModel, nil, nil)
+	req := ix.resolve(s, &ix.cc.requestModel, nil, nil)
+	provider := ix.resolve(s, &ix.cc.provider, nil, nil).Text
 	c := Cost{Provider: provider, Model: resp.Text}
 	if c.Model == "" {
 		c.Model = req.Text
@@ -126,8 +128,8 @@ func priceSpan(s *Span, chains Chains, prices *pricing.Table) Cost {
 		return Cost{}
 	}
 	u := pricing.Usage{Input: s.InputTokens, Output: s.OutputTokens}
-	u.CacheRead, _, _ = resolveInt(s.Pdata, chains.CacheReadTokens)
-	u.CacheWrite, _, _ = resolveInt(s.Pdata, chains.CacheWriteTokens)
+	u.CacheRead, _, _ = ix.resolveInt(s, &ix.cc.cacheReadTokens)
+	u.CacheWrite, _, _ = ix.resolveInt(s, &ix.cc.cacheWriteTokens)
 	at := time.Unix(0, int64(s.Pdata.StartTimestamp())).UTC()
 	q, ok := prices.Price(provider, []string{resp.Text, req.Text}, at, u)
 	if !ok {

@@ -559,13 +559,15 @@ func callsIn(raw string) []*requestedCall {
 		return nil
 	}
 	var out []*requestedCall
-	arena := memberArenas.get(0)
-	defer func() { memberArenas.put(arena[:cap(arena)]) }()
+	held := memberArenas.get(0)
+	arena := *held
 	collectCalls(strings.TrimSpace(raw), &arena, func(id, name, args string) {
 		if name != "" {
 			out = append(out, &requestedCall{id: id, name: name, rawArgs: args})
 		}
 	}, 0)
+	*held = arena[:cap(arena)] // every element it used is cleared
+	memberArenas.put(held)
 	return firstOfEachID(out)
 }
 

@@ -85,14 +85,23 @@ func isLangGraphAgentNode(ix *attrIndex, s *Span) bool {
 	}
 	node := ix.attr(s, fkLangGraphNode)
 	if node == "" {
-		var meta struct {
-			Node string `json:"langgraph_node"`
-		}
-		if raw := ix.attr(s, fkMetadata); raw != "" && mayDecodeTo(raw, name) && json.Unmarshal(bytesOf(raw), &meta) == nil {
-			node = meta.Node
+		if raw := ix.attr(s, fkMetadata); raw != "" && mayDecodeTo(raw, name) {
+			node = metadataNode(raw)
 		}
 	}
 	return node == name
+}
+
+// metadataNode is the langgraph_node of a span's metadata ("" when it does not decode).
+// (Its own function: the decoded struct escapes, and is allocated only when decoding.)
+func metadataNode(raw string) string {
+	var meta struct {
+		Node string `json:"langgraph_node"`
+	}
+	if json.Unmarshal(bytesOf(raw), &meta) != nil {
+		return ""
+	}
+	return meta.Node
 }
 
 // mayDecodeTo is false when no string of the JSON text raw can decode to name (a non-empty

@@ -1,7 +1,8 @@
 // Package agentgraph is the normalized model of agent traces: it classifies every span once,
-// through fallback chains of attribute keys (chains.go, overridable in config), into agents,
-// tools, LLM calls, handoffs and orchestration wrappers, and builds each trace's delegation
-// DAG (invocations, edges with the evidence that made them, rollups, depth, cycles). The
+// through fallback chains of attribute keys (chains.go, overridable in config; Build reads
+// them compiled, one walk over a span's attributes, slots.go), into agents, tools, LLM
+// calls, handoffs and orchestration wrappers, and builds each trace's delegation DAG
+// (invocations, edges with the evidence that made them, rollups, depth, cycles). The
 // handoff processor writes the DAG's HANDOFF spans from it (handoff.go).
 //
 // # The model is the only reader of raw spans

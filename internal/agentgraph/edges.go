@@ -153,14 +153,14 @@ var quotedTransferKeys = func() []string {
 
 // transferTarget returns the agent a tool call hands off to, if it is a transfer call.
 func transferTarget(tc *ToolCall, known map[string]bool) (string, bool) {
-	// Only arguments that can name an agent are parsed.
-	var params map[string]any
+	// Only arguments that can name an agent are read, and scanned, not decoded.
+	var args paramReader
 	if mayNameAgent(tc.Args.Text) {
-		params = tc.Params()
+		args = readParams(tc)
 	}
 	for _, key := range transferArgKeys {
-		v, ok := params[key].(string)
-		if !ok || v == "" {
+		v := args.str(key)
+		if v == "" {
 			continue
 		}
 		if transferTools[tc.Name] || known[v] {
@@ -174,6 +174,63 @@ func transferTarget(tc *ToolCall, known map[string]bool) (string, bool) {
 		return m, true
 	}
 	return "", false
+}
+
+// paramReader reads parameters of a tool call as tc.Params() holds them: from the decoded
+// map when the call has one, else from the arguments' members scanned (jsonscan.go) with
+// Params' decorator unwrapping, without decoding the arguments. No key read is "args".
+type paramReader struct {
+	decoded map[string]any
+	members []rawMember
+}
+
+// readParams is the paramReader of tc.
+func readParams(tc *ToolCall) paramReader {
+	if tc.paramsParsed {
+		return paramReader{decoded: tc.params}
+	}
+	args := tc.Args.Text
+	if args == "" || args[0] != '{' || !decodable(args) { // parseObject's test
+		return paramReader{}
+	}
+	m, _ := rawMembers(args)
+	// decoratorKwargs: {"kwargs": {...}} and {"args": ..., "kwargs": {...}} read as the
+	// keyword arguments (plus the positional ones under "args").
+	if kw, ok := member(m, "kwargs"); ok && len(m) <= 2 {
+		if _, hasArgs := member(m, "args"); len(m) == 1 || hasArgs {
+			if km, ok := rawMembers(kw); ok {
+				return paramReader{members: km}
+			}
+		}
+	}
+	return paramReader{members: m}
+}
+
+// str is the parameter key when it is a string, else "".
+func (r paramReader) str(key string) string {
+	if r.decoded != nil {
+		v, _ := r.decoded[key].(string)
+		return v
+	}
+	raw, _ := member(r.members, key)
+	v, _ := rawString(raw)
+	return v
+}
+
+// text is jsonText of the parameter key, false when it is missing or null.
+func (r paramReader) text(key string) (string, bool) {
+	if r.decoded != nil {
+		v, ok := r.decoded[key]
+		if !ok || v == nil {
+			return "", false
+		}
+		return jsonText(v), true
+	}
+	raw, ok := member(r.members, key)
+	if !ok || raw == "null" {
+		return "", false
+	}
+	return rawText(raw), true
 }
 
 // detectEdges gives each invocation at most one incoming edge, from the strongest evidence:
@@ -267,10 +324,8 @@ func (g *Graph) detectEdges(chains Chains) {
 					From: inv, To: recv, Detection: DetectTransferTool, Via: tc.Span, Call: tc, Reason: tc.Args,
 					Mode: g.ix.attr(tc.Span, fkTransferMode),
 				}
-				if c, ok := tc.Params()["context"]; ok && c != nil {
-					if t := jsonText(c); !absent(t) {
-						e.Context = Value{Text: t, Source: tc.Args.Source + ".context"}
-					}
+				if t, ok := readParams(tc).text("context"); ok && !absent(t) {
+					e.Context = Value{Text: t, Source: tc.Args.Source + ".context"}
 				}
 				g.addEdge(e)
 			}

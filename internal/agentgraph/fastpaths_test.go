@@ -63,6 +63,9 @@ func TestMayDecodeToKeepsEveryMatch(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(raws), 20, "captures with LangGraph metadata")
+	// What it skips: a name the text does not hold.
+	require.False(t, mayDecodeTo(`{"langgraph_node":"planner"}`, "writer"))
+	require.True(t, mayDecodeTo(`{"langgraph_node":"plan"}`, "plan"))
 	for _, raw := range raws {
 		for _, name := range names {
 			if decode(raw) == name {
@@ -147,5 +150,45 @@ func BenchmarkSortSpans(b *testing.B) {
 			}
 			b.ReportMetric(float64((perfProcessCPU()-cpu0).Nanoseconds())/float64(b.N*spans), "cpu-ns/span")
 		})
+	}
+}
+
+// readParams reads the transfer argument keys and the context as Params decodes them, on
+// the arguments of every tool call of every capture and corpus trace and on edge cases.
+func TestReadParamsIsParams(t *testing.T) {
+	args := []string{
+		``, `{}`, ` {"agent_name":"a"}`, `{"agent_name":"a"}`, `{"agent_name":"a","agent_name":"b"}`,
+		`{"agent_name":1}`, `{"agent_name":null}`, `{"agent_name":"\u0062ill\"ing"}`, "{\"agent_name\":\"x\xffy\"}",
+		`{"kwargs":{"agentId":"k"}}`, `{"args":[1],"kwargs":{"agentId":"k"}}`, `{"args":[],"kwargs":{"agent":"k"},"x":1}`,
+		`{"kwargs":{"agent":"k"},"agent":"top"}`, `{"kwargs":null,"agent":"top"}`, `{"kwargs":"s","agent":"top"}`,
+		`{"agent":"a","n":1e999}`, `{"agent":"a"`, `["agent_name"]`, `{"coworker":"c","subagent_type":"s"}`,
+		`{"kwargs":{"kwargs":{"agent":"deep"}}}`, `{"args":{"agent":"p"},"kwargs":{}}`,
+		`{"agent":"a","context":null}`, `{"agent":"a","context":"why"}`, `{"agent":"a","context":{"b":[1,2.50,"<x>"],"a":1e2}}`,
+		`{"kwargs":{"context":["c"]}}`, `{"context":""}`, `{"context":"  "}`, `{"context":{"z":1,"z":2}}`,
+	}
+	for _, td := range agreementTraces(t) {
+		for id, spans := range SpansOf(td) {
+			for _, inv := range Build(id, spans, Options{}).Invocations {
+				for _, tc := range append(append([]*ToolCall{}, inv.ToolCalls...), inv.DelegationCalls...) {
+					args = append(args, tc.Args.Text)
+				}
+			}
+		}
+	}
+	require.Greater(t, len(args), 150)
+	for _, a := range args {
+		scanned := readParams(&ToolCall{Args: Value{Text: a}})
+		decoded := (&ToolCall{Args: Value{Text: a}}).Params()
+		for _, key := range transferArgKeys {
+			want, _ := decoded[key].(string)
+			require.Equal(t, want, scanned.str(key), "%s in %q", key, a)
+		}
+		c, ok := decoded["context"]
+		want := ""
+		if ok = ok && c != nil; ok {
+			want = jsonText(c)
+		}
+		got, gok := scanned.text("context")
+		require.Equal(t, []any{want, ok}, []any{got, gok}, "context in %q", a)
 	}
 }

@@ -397,8 +397,9 @@ func sortSpans(spans []*Span) {
 
 // sortSpansByKey is sortSpans for any spans: by (start, id) keys.
 func sortSpansByKey(spans []*Span) {
-	keys := spanKeys.get(len(spans))
-	defer spanKeys.put(keys)
+	held := spanKeys.get(len(spans))
+	defer spanKeys.put(held)
+	keys := *held
 	sorted := true
 	for i, s := range spans {
 		keys[i] = spanKey{s.Pdata.StartTimestamp(), binary.BigEndian.Uint64(s.ID[:]), s}
@@ -426,8 +427,9 @@ func sortSpansPacked(spans []*Span) bool {
 	if n >= 1<<posBits {
 		return false
 	}
-	keys := packedKeys.get(n)
-	defer packedKeys.put(keys)
+	held := packedKeys.get(n)
+	defer packedKeys.put(held)
+	keys := *held
 	lo, hi := ^uint64(0), uint64(0)
 	for i, s := range spans {
 		t := uint64(s.Pdata.StartTimestamp())
@@ -443,12 +445,13 @@ func sortSpansPacked(spans []*Span) bool {
 	}
 	if !sorted {
 		slices.Sort(keys)
-		was := spanStacks.get(n)
+		heldWas := spanStacks.get(n)
+		was := *heldWas
 		copy(was, spans)
 		for j, k := range keys {
 			spans[j] = was[k&(1<<posBits-1)]
 		}
-		spanStacks.put(was)
+		spanStacks.put(heldWas)
 	}
 	for i := 0; i < n; {
 		j := i + 1
@@ -487,22 +490,29 @@ var (
 	memberArenas scratch[rawMember] // collectCalls
 )
 
-// scratch pools slices that live only during one Build.
+// scratch pools slices that live only during one Build, each in a holder that is pooled
+// with it (handing back a slice would allocate a new holder every time).
 type scratch[T any] struct{ pool sync.Pool }
 
-// get is a slice of n zero elements.
-func (sc *scratch[T]) get(n int) []T {
-	if p, ok := sc.pool.Get().(*[]T); ok && cap(*p) >= n {
-		return (*p)[:n]
+// get is a holder of a slice of n zero elements.
+func (sc *scratch[T]) get(n int) *[]T {
+	p, _ := sc.pool.Get().(*[]T)
+	if p == nil {
+		p = new([]T)
 	}
-	return make([]T, n)
+	if cap(*p) < n {
+		*p = make([]T, n)
+	}
+	*p = (*p)[:n]
+	return p
 }
 
-// put hands s back, cleared (the elements past len were cleared when last put).
-func (sc *scratch[T]) put(s []T) {
-	clear(s)
-	s = s[:0]
-	sc.pool.Put(&s)
+// put hands p back, its slice cleared up to its length (the elements past it were cleared
+// when last put); the user sets the length to what it used.
+func (sc *scratch[T]) put(p *[]T) {
+	clear(*p)
+	*p = (*p)[:0]
+	sc.pool.Put(p)
 }
 
 // link resolves parents, cuts parent loops and counts orphans.
@@ -579,8 +589,9 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	// traces can be deep: every later pass walks it forwards (parents first) or backwards
 	// (children first) once.
 	g.preorder = make([]*Span, 0, len(g.Spans))
-	stack := spanStacks.get(len(g.Spans))[:0] // never more than every span
-	defer func() { spanStacks.put(stack[:len(g.Spans)]) }()
+	heldStack := spanStacks.get(len(g.Spans)) // never more than every span
+	defer spanStacks.put(heldStack)           // (its length stays len(g.Spans): all cleared)
+	stack := (*heldStack)[:0]
 	for i := len(tops) - 1; i >= 0; i-- {
 		stack = append(stack, tops[i])
 	}
@@ -746,63 +757,67 @@ func parseObject(s string) map[string]any {
 // ({"name": ...}) or OpenAI ({"function": {"name": ...}}) schema, Google ADK's
 // {"functionDeclarations": [...]}, definitions serialized as JSON strings (Vercel AI SDK's
 // ai.prompt.tools, Microsoft Agent Framework), and OpenInference's flattened
-// llm.tools.N.tool.json_schema keys (an object of JSON strings, in key order).
+// llm.tools.N.tool.json_schema keys (an object of JSON strings, in key order). The text is
+// scanned, not decoded (jsonscan.go): only the names and the strings that may be nested
+// definitions are (slots_test.go keeps the decoding reader it replaced, and compares).
 func toolNames(s string) []string {
-	var v any
-	if json.Unmarshal([]byte(s), &v) != nil {
+	if !decodable(s) {
 		return nil
 	}
 	var names []string
-	seen := map[string]bool{}
+	var seen map[string]bool
 	add := func(n string) {
 		if n != "" && !seen[n] {
+			if seen == nil {
+				seen = map[string]bool{}
+			}
 			seen[n] = true
 			names = append(names, n)
 		}
 	}
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
+	present := func(m []rawMember, key string) (string, bool) {
+		v, ok := member(m, key)
+		return v, ok && v != "null" // a decoded map's value is nil for null
+	}
+	var walk func(raw string, depth int)
+	walk = func(raw string, depth int) {
 		if depth > 6 {
 			return
 		}
-		switch x := v.(type) {
-		case string:
+		switch raw[0] {
+		case '"':
+			x, _ := rawString(raw)
 			if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") {
-				var inner any
-				if json.Unmarshal([]byte(t), &inner) == nil {
-					walk(inner, depth+1)
+				if decodable(t) {
+					walk(t, depth+1)
 				}
 				return
 			}
 			add(x)
-		case []any:
-			for _, it := range x {
-				walk(it, depth+1)
-			}
-		case map[string]any:
-			switch {
-			case x["functionDeclarations"] != nil:
-				walk(x["functionDeclarations"], depth+1)
-			case x["function"] != nil:
-				if f, ok := x["function"].(map[string]any); ok {
-					if n, ok := f["name"].(string); ok {
+		case '[':
+			rawElements(raw, func(it string) { walk(it, depth+1) })
+		case '{':
+			m, _ := rawMembers(raw)
+			if fd, ok := present(m, "functionDeclarations"); ok {
+				walk(fd, depth+1)
+			} else if f, ok := present(m, "function"); ok {
+				if fm, ok := rawMembers(f); ok {
+					if n, ok := memberString(fm, "name"); ok {
 						add(n)
 					}
 				}
-			case x["name"] != nil:
-				if n, ok := x["name"].(string); ok {
+			} else if n, ok := present(m, "name"); ok {
+				if n, ok := rawString(n); ok {
 					add(n)
 				}
-			default:
-				if depth == 0 { // flattened indexed keys: one definition per value
-					for _, k := range sortedKeys(x) {
-						walk(x[k], depth+1)
-					}
+			} else if depth == 0 { // flattened indexed keys: one definition per value
+				for _, mem := range m {
+					walk(mem.val, depth+1)
 				}
 			}
 		}
 	}
-	walk(v, 0)
+	walk(strings.TrimSpace(s), 0)
 	return names
 }
 

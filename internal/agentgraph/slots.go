@@ -29,8 +29,6 @@ const (
 	fkTransferTarget
 	fkHandoffTarget
 	fkTransferMode
-	fkHandoffDetection
-	fkOperation
 	fkLangGraphNode
 	fkMetadata
 	fkCallID // callIDKeys[i] is fkCallID+i
@@ -40,7 +38,6 @@ var fixedKeys = append([]string{
 	fkErrorMessage: "error.message", fkToolStatus: "gen_ai.tool.status", fkOutputValue: "output.value",
 	fkToolType: "gen_ai.tool.type", fkTransferTarget: "gen_ai.transfer.target.name",
 	fkHandoffTarget: "gen_ai.agent.handoff.target.name", fkTransferMode: "gen_ai.transfer.mode",
-	fkHandoffDetection: "handoff.detection", fkOperation: "gen_ai.operation.name",
 	fkLangGraphNode: "langsmith.metadata.langgraph_node", fkMetadata: "metadata",
 }, callIDKeys...)
 
@@ -184,6 +181,9 @@ type compiledChains struct {
 	input, output, allowedTools, errorType    slotChain
 	handoffFrom, handoffTo, handoffReason     slotChain
 	inputTokens, outputTokens                 slotChain
+	// The cost chains priceSpan (cost.go) resolves.
+	responseModel, requestModel, provider slotChain
+	cacheReadTokens, cacheWriteTokens     slotChain
 	// role[id] is the role key (classify.go) key id is, or -1.
 	role []int8
 	// requests are requestPlaces (delegation.go), compiled.
@@ -206,6 +206,9 @@ func compileChains(c Chains) *compiledChains {
 	cc.handoffFrom, cc.handoffTo = compileText(t, c.HandoffFrom), compileText(t, c.HandoffTo)
 	cc.handoffReason = compileText(t, c.HandoffReason)
 	cc.inputTokens, cc.outputTokens = compileInt(t, c.InputTokens), compileInt(t, c.OutputTokens)
+	cc.responseModel, cc.requestModel = compileText(t, c.ResponseModel), compileText(t, c.RequestModel)
+	cc.provider = compileText(t, c.Provider)
+	cc.cacheReadTokens, cc.cacheWriteTokens = compileInt(t, c.CacheReadTokens), compileInt(t, c.CacheWriteTokens)
 	cc.requests = compileText(t, requestPlaces)
 	cc.llmOutput = compileText(t, llmOutputPlaces(c))
 	for _, k := range roleKeyNames {

@@ -1,15 +1,14 @@
 package agentgraph
 
 import (
+	"encoding/json"
 	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 // The compiled chains (slots.go) must resolve exactly as resolve, resolveIn, resolveInt and
@@ -113,6 +112,7 @@ func checkAgreement(t *testing.T, name string, chains Chains, spans []*Span) (ch
 		{&cc.allowedTools, chains.AllowedTools}, {&cc.errorType, chains.ErrorType},
 		{&cc.handoffFrom, chains.HandoffFrom}, {&cc.handoffTo, chains.HandoffTo}, {&cc.handoffReason, chains.HandoffReason},
 		{&cc.requests, requestPlaces}, {&cc.llmOutput, llmOutputPlaces(chains)},
+		{&cc.responseModel, chains.ResponseModel}, {&cc.requestModel, chains.RequestModel}, {&cc.provider, chains.Provider},
 	} {
 		for _, s := range spans {
 			require.Equal(t, resolve(s.Pdata, c.chain, s), ix.resolve(s, c.got, s, nil), name)
@@ -121,7 +121,10 @@ func checkAgreement(t *testing.T, name string, chains Chains, spans []*Span) (ch
 	for _, c := range []struct {
 		got   *slotChain
 		chain Chain
-	}{{&cc.inputTokens, chains.InputTokens}, {&cc.outputTokens, chains.OutputTokens}} {
+	}{
+		{&cc.inputTokens, chains.InputTokens}, {&cc.outputTokens, chains.OutputTokens},
+		{&cc.cacheReadTokens, chains.CacheReadTokens}, {&cc.cacheWriteTokens, chains.CacheWriteTokens},
+	} {
 		for _, s := range spans {
 			n, key, ok := resolveInt(s.Pdata, c.chain)
 			gn, gkey, gok := ix.resolveInt(s, c.got)
@@ -197,14 +200,8 @@ func TestCompiledForCachesByContent(t *testing.T) {
 // workloadTraces are the spans of every trace of the processor benchmarks' workload (the
 // 48 traces BenchmarkBuildWorkload builds), as SpansOf gives them.
 func workloadTraces(b *testing.B) [][]*Span {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 48)
-	require.NoError(b, err)
 	var traces [][]*Span
-	for _, td := range w.Templates {
+	for _, td := range benchWorkload(b).Templates {
 		for _, s := range SpansOf(td) {
 			traces = append(traces, s)
 		}
@@ -297,4 +294,131 @@ func BenchmarkSpanResolution(b *testing.B) {
 		b.ReportMetric(float64((perfProcessCPU()-cpu0).Nanoseconds())/float64(b.N*len(spans)), "cpu-ns/span")
 	})
 	_ = sink
+}
+
+// toolNamesDecoded is toolNames as it was, decoding the text: it reads tool names from a list of names or of tool definitions: the OTel
+// ({"name": ...}) or OpenAI ({"function": {"name": ...}}) schema, Google ADK's
+// {"functionDeclarations": [...]}, definitions serialized as JSON strings (Vercel AI SDK's
+// ai.prompt.tools, Microsoft Agent Framework), and OpenInference's flattened
+// llm.tools.N.tool.json_schema keys (an object of JSON strings, in key order).
+func toolNamesDecoded(s string) []string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return nil
+	}
+	var names []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > 6 {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") {
+				var inner any
+				if json.Unmarshal([]byte(t), &inner) == nil {
+					walk(inner, depth+1)
+				}
+				return
+			}
+			add(x)
+		case []any:
+			for _, it := range x {
+				walk(it, depth+1)
+			}
+		case map[string]any:
+			switch {
+			case x["functionDeclarations"] != nil:
+				walk(x["functionDeclarations"], depth+1)
+			case x["function"] != nil:
+				if f, ok := x["function"].(map[string]any); ok {
+					if n, ok := f["name"].(string); ok {
+						add(n)
+					}
+				}
+			case x["name"] != nil:
+				if n, ok := x["name"].(string); ok {
+					add(n)
+				}
+			default:
+				if depth == 0 { // flattened indexed keys: one definition per value
+					for _, k := range sortedKeys(x) {
+						walk(x[k], depth+1)
+					}
+				}
+			}
+		}
+	}
+	walk(v, 0)
+	return names
+}
+
+// toolNames (scanned) returns what toolNamesDecoded returned, on every value of every
+// capture and corpus trace and on edge cases.
+func TestToolNamesScanIsDecoded(t *testing.T) {
+	vals := append(captureValues(t),
+		``, `null`, `[]`, `{}`, ` ["a", "b", "a", ""] `, `[{"name":"a"},{"name":null},{"name":1},{"function":null,"name":"b"}]`,
+		`[{"function":{"name":"f"}},{"function":"x","name":"y"},{"function":{"name":2}}]`,
+		`{"functionDeclarations":[{"name":"g"}]}`, `{"functionDeclarations":null,"name":"n"}`,
+		`{"llm.tools.1.tool.json_schema":"{\"name\":\"t1\"}","llm.tools.0.tool.json_schema":"{\"name\":\"t0\"}"}`,
+		`["{\"name\":\"s\"}", " {bad", "\u00a0{\"name\":\"nb\"}"]`, `[[[[[[[["deep"]]]]]]]]`, `[[[[["five"]]]]]`,
+		`{"name":"a","name":"b"}`, `[{"name":"x\u0041"}]`, "[\"\xff\"]", `[1e999]`, `{"a":{"name":"nested"}}`,
+		`[{"type":"function","function":{"name":"w","parameters":{}}}]`, `"plain"`, `"{\"name\":\"in a string\"}"`,
+	)
+	// What the allowed-tools chain finds, KEY#a.b places rendered, as collect reads it.
+	found := 0
+	for _, td := range agreementTraces(t) {
+		for _, spans := range SpansOf(td) {
+			for _, s := range spans {
+				for _, place := range DefaultChains().AllowedTools {
+					if v, ok := lookupPlace(s.Pdata, strings.TrimPrefix(place, "llm:")); ok {
+						vals, found = append(vals, v), found+1
+					}
+				}
+			}
+		}
+	}
+	require.Greater(t, found, 50)
+	require.Greater(t, len(vals), 1000)
+	for _, v := range vals {
+		require.Equal(t, toolNamesDecoded(v), toolNames(v), "%q", v)
+	}
+}
+
+// BenchmarkToolNames: reading the tool names of every allowed-tools text the workload's
+// spans hold (KEY#a.b places rendered), decoded and scanned.
+func BenchmarkToolNames(b *testing.B) {
+	var texts []string
+	for _, tr := range workloadTraces(b) {
+		for _, s := range tr {
+			for _, place := range DefaultChains().AllowedTools {
+				if v, ok := lookupPlace(s.Pdata, strings.TrimPrefix(place, "llm:")); ok {
+					texts = append(texts, v)
+				}
+			}
+		}
+	}
+	require.NotEmpty(b, texts)
+	for _, r := range []struct {
+		name string
+		read func(string) []string
+	}{{"decoded", toolNamesDecoded}, {"scanned", toolNames}} {
+		b.Run(r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := perfProcessCPU()
+			for b.Loop() {
+				for _, t := range texts {
+					r.read(t)
+				}
+			}
+			b.ReportMetric(float64((perfProcessCPU()-cpu0).Nanoseconds())/float64(b.N*len(texts)), "cpu-ns/text")
+		})
+	}
 }
