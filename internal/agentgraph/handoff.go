@@ -91,7 +91,9 @@ func (p ContentPolicy) Omits() bool { return p.Mode == ContentOmit }
 // Apply redacts (in redact mode) and caps one content value. Invalid UTF-8 becomes U+FFFD
 // first, so the cap (cut back to a rune start) holds on the text that is written.
 func (p ContentPolicy) Apply(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !utf8.ValidString(s) { // valid text (nearly all) is checked 8 ASCII bytes at a time
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	if p.Mode != ContentCopy {
 		s = p.Redactor.Redact(s)
 	}
@@ -108,12 +110,14 @@ func (p ContentPolicy) Apply(s string) string {
 // HandoffSpanID is the deterministic span id of the HANDOFF span of the edge into the
 // receiver span: a replay or a second collector produces the same id.
 func HandoffSpanID(traceID pcommon.TraceID, receiver pcommon.SpanID) pcommon.SpanID {
-	h := sha256.New()
-	h.Write(traceID[:])
-	h.Write(receiver[:])
-	h.Write([]byte("handoff"))
+	// sha256(trace id, receiver span id, "handoff"), hashed from one array on the stack.
+	const salt = "handoff"
+	var in [len(traceID) + len(receiver) + len(salt)]byte
+	copy(in[copy(in[:], traceID[:]):], receiver[:])
+	copy(in[len(traceID)+len(receiver):], salt)
+	sum := sha256.Sum256(in[:])
 	var id pcommon.SpanID
-	copy(id[:], h.Sum(nil))
+	copy(id[:], sum[:])
 	if id.IsEmpty() {
 		id[7] = 1
 	}
@@ -252,6 +256,17 @@ func handoffAttrCount(e *Edge, prompt Value, hasError bool, policy ContentPolicy
 	return n
 }
 
+// contentKey names a content attribute and the attributes that say where it came from.
+type contentKey struct{ content, source, tried string }
+
+// The content attributes' keys, joined once (not per span).
+var (
+	keyScopePrompt    = contentKey{AttrScopePrompt, AttrScopePrompt + SourceSuffix, AttrScopePrompt + TriedSuffix}
+	keyContextSummary = contentKey{AttrContextSummary, AttrContextSummary + SourceSuffix, AttrContextSummary + TriedSuffix}
+	keyReason         = contentKey{AttrReason, AttrReason + SourceSuffix, AttrReason + TriedSuffix}
+	keyReturnValue    = contentKey{AttrReturnValue, AttrReturnValue + SourceSuffix, AttrReturnValue + TriedSuffix}
+)
+
 // fillHandoff writes the HANDOFF attributes. On a framework's own span (overwrite=false)
 // it only adds what is missing.
 func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwrite bool) {
@@ -274,17 +289,17 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 			attrs.PutStr(key, val)
 		}
 	}
-	putValue := func(key string, v Value) {
+	putValue := func(key contentKey, v Value) {
 		if v.Found() {
 			if !policy.Omits() {
-				put(key, policy.Apply(v.Text))
+				put(key.content, policy.Apply(v.Text))
 			}
-			put(key+SourceSuffix, v.Source)
+			put(key.source, v.Source)
 			return
 		}
-		put(key+SourceSuffix, SourceNone)
-		if missing(key + TriedSuffix) {
-			tried := attrs.PutEmptySlice(key + TriedSuffix)
+		put(key.source, SourceNone)
+		if missing(key.tried) {
+			tried := attrs.PutEmptySlice(key.tried)
 			tried.EnsureCapacity(len(v.Tried))
 			for _, t := range v.Tried {
 				tried.AppendEmpty().SetStr(t)
@@ -304,7 +319,7 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 	if missing(AttrInferred) {
 		attrs.PutBool(AttrInferred, e.Inferred)
 	}
-	putValue(AttrScopePrompt, prompt)
+	putValue(keyScopePrompt, prompt)
 	if e.To.AllowedTools != nil {
 		if missing(AttrAllowedTools) {
 			tools := attrs.PutEmptySlice(AttrAllowedTools)
@@ -316,15 +331,15 @@ func fillHandoff(g *Graph, e *Edge, sp ptrace.Span, policy ContentPolicy, overwr
 		}
 	}
 	if e.Context.Found() {
-		putValue(AttrContextSummary, e.Context)
+		putValue(keyContextSummary, e.Context)
 	}
 	if e.Reason.Found() {
-		putValue(AttrReason, e.Reason)
+		putValue(keyReason, e.Reason)
 	}
 	if e.Mode != "" {
 		put(AttrTransferMode, e.Mode)
 	}
-	putValue(AttrReturnValue, e.To.Output)
+	putValue(keyReturnValue, e.To.Output)
 	if errInfo != nil {
 		shown := *errInfo
 		if policy.Omits() {

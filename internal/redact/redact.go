@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -190,9 +189,10 @@ func (p *Policy) RedactKeeping(s string, keep []string) string {
 	if s == "" || (p.detectors == 0 && len(p.user) == 0) {
 		return s
 	}
-	var spans []span
+	var buf [8]span // most texts hold fewer matches: no allocation for them
+	spans := buf[:0]
 	if p.detectors != 0 {
-		spans = scan(s, p.detectors, nil)
+		spans = scan(s, p.detectors, spans)
 	}
 	for _, re := range p.user {
 		for _, m := range re.FindAllStringIndex(s, -1) {
@@ -218,7 +218,12 @@ type span struct {
 
 // apply replaces the spans (merging overlaps) in s.
 func apply(s string, spans []span) string {
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	slices.SortStableFunc(spans, func(a, b span) int { return a.start - b.start })
+	return merge(s, spans)
+}
+
+// merge replaces the spans, sorted by start, in s; overlapping spans become one.
+func merge(s string, spans []span) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0

@@ -22,14 +22,46 @@ var (
 	bitJWT, _    = detectorBit(JWT)
 )
 
-// trigger marks the bytes at which some detector may start, so the scan skips every other
-// byte with one table look-up.
-var trigger = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for _, c := range "@sAgxBbe" {
-		t[c] = true
+// Masks of the detectors, built once (not per match).
+var (
+	maskCard   = MaskFor(Card)
+	maskEmail  = MaskFor(Email)
+	maskAPIKey = MaskFor(APIKey)
+	maskBearer = MaskFor(Bearer)
+	maskJWT    = MaskFor(JWT)
+)
+
+// Byte classes of the scan.
+const (
+	cAlnum = 1 << iota // a letter or digit: no detector starts right after one
+	cStart             // an enabled detector may start here, at the start of a word
+	cAt                // an @, around which an email may stand (enabled)
+)
+
+// classes holds, for each set of enabled detectors, every byte's class: the bytes at which
+// a disabled detector would start are not candidates at all.
+var classes = func() (t [1 << 5][256]uint8) {
+	for enabled := range t {
+		c := &t[enabled]
+		for b := 0; b < 256; b++ {
+			if isAlnum(byte(b)) {
+				c[b] = cAlnum
+			}
+		}
+		start := func(bit uint8, bytes string) {
+			if uint8(enabled)&bit != 0 {
+				for k := 0; k < len(bytes); k++ {
+					c[bytes[k]] |= cStart
+				}
+			}
+		}
+		start(bitCard, "0123456789")
+		start(bitAPIKey, "sAgx")
+		start(bitBearer, "Bb")
+		start(bitJWT, "e")
+		if uint8(enabled)&bitEmail != 0 {
+			c['@'] |= cAt
+		}
 	}
 	return t
 }()
@@ -37,63 +69,50 @@ var trigger = func() (t [256]bool) {
 // scan runs the enabled detectors over s in one pass and appends their matches to out.
 // Matches never overlap: after a match the scan resumes at its end, and an email's local
 // part (found backwards from the @) never reaches into an earlier match.
+//
+// The pass looks each byte up once in the enabled detectors' class table, carrying the
+// previous byte's class: only an @ and a detector's first byte at the start of a word
+// (after a byte that is no letter or digit) stop it, so the letters inside words and the
+// digits inside numbers take no branch.
 func scan(s string, enabled uint8, out []span) []span {
+	tab := &classes[enabled&(1<<5-1)]
 	last := 0
+	var prev uint8 // class of s[i-1]; none before the text
 	for i := 0; i < len(s); {
-		c := s[i]
-		if !trigger[c] {
+		k := tab[s[i]]
+		if k&^((prev&cAlnum)<<1)&(cStart|cAt) == 0 {
+			prev = k
 			i++
 			continue
 		}
-		if c == '@' {
-			if enabled&bitEmail != 0 {
-				if start, end, ok := email(s, i, last); ok {
-					out = append(out, span{start, end, MaskFor(Email)})
-					i, last = end, end
-					continue
-				}
+		next := i + 1
+		if k&cAt != 0 {
+			if start, end, ok := email(s, i, last); ok {
+				out = append(out, span{start, end, maskEmail})
+				next, last = end, end
 			}
-			i++
-			continue
-		}
-		if i > 0 && isAlnum(s[i-1]) {
-			i++ // inside a word or number: no detector starts here
-			continue
-		}
-		if isDigit(c) {
-			if enabled&bitCard == 0 {
-				i++
-				continue
-			}
-			var next int
+		} else if c := s[i]; isDigit(c) {
+			n := len(out)
 			out, next = cards(s, i, out)
-			if next > i {
+			if len(out) > n {
 				last = max(last, lastEnd(out))
 			}
-			i = next
-			continue
-		}
-		end, d := 0, Detector("")
-		switch c {
-		case 's', 'A', 'g', 'x':
-			if enabled&bitAPIKey != 0 {
-				end, d = apiKey(s, i), APIKey
+		} else {
+			end, mask := i, ""
+			switch c {
+			case 's', 'A', 'g', 'x':
+				end, mask = apiKey(s, i), maskAPIKey
+			case 'B', 'b':
+				end, mask = bearer(s, i), maskBearer
+			case 'e':
+				end, mask = jwt(s, i), maskJWT
 			}
-		case 'B', 'b':
-			if enabled&bitBearer != 0 {
-				end, d = bearer(s, i), Bearer
-			}
-		case 'e':
-			if enabled&bitJWT != 0 {
-				end, d = jwt(s, i), JWT
+			if end > i {
+				out = append(out, span{i, end, mask})
+				next, last = end, end
 			}
 		}
-		if end > i {
-			out = append(out, span{i, end, MaskFor(d)})
-			i, last = end, end
-			continue
-		}
-		i++
+		prev, i = tab[s[next-1]], next
 	}
 	return out
 }
@@ -120,7 +139,22 @@ func cutAt(s string, i int) bool { return strings.HasPrefix(s[i:], ellipsis) }
 // cards handles the digit run starting at i (digits in groups joined by single spaces or
 // dashes): every group window of 13-19 digits that passes the Luhn check is masked, the
 // longest first from the left. It returns the index after the run.
+//
+// Most runs are short numbers (counts, timestamps' parts, ids): one group of fewer digits
+// than any card shows ends there, before the groups are gathered.
 func cards(s string, i int, out []span) ([]span, int) {
+	j := i
+	for j < len(s) && isDigit(s[j]) {
+		j++
+	}
+	if j-i < minPartialDigits && !(j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && isDigit(s[j+1])) {
+		return out, j
+	}
+	return cardGroups(s, i, out)
+}
+
+// cardGroups is cards on a run that may hold one.
+func cardGroups(s string, i int, out []span) ([]span, int) {
 	// Groups of the run: [start, end) of each.
 	var groupsBuf [24][2]int
 	groups := groupsBuf[:0]
@@ -163,7 +197,7 @@ func cards(s string, i int, out []span) ([]span, int) {
 			}
 		}
 		if best >= 0 {
-			out = append(out, span{groups[a][0], groups[best][1], MaskFor(Card)})
+			out = append(out, span{groups[a][0], groups[best][1], maskCard})
 			a = best
 			masked = best + 1
 		}
@@ -174,7 +208,7 @@ func cards(s string, i int, out []span) ([]span, int) {
 			n += g[1] - g[0]
 		}
 		if n >= minPartialDigits {
-			out = append(out, span{groups[masked][0], runEnd, MaskFor(Card)})
+			out = append(out, span{groups[masked][0], runEnd, maskCard})
 		}
 	}
 	return out, runEnd
@@ -278,28 +312,64 @@ var keyShapes = []keyShape{
 	{prefix: "xoxs-", body: isB64URL, min: 10},
 }
 
+// Key shapes by their first byte: at most one shape's prefix starts a text.
+var (
+	keyShapesS = keyShapesFrom('s')
+	keyShapesA = keyShapesFrom('A')
+	keyShapesG = keyShapesFrom('g')
+	keyShapesX = keyShapesFrom('x')
+)
+
+func keyShapesFrom(c byte) (ks []keyShape) {
+	for _, k := range keyShapes {
+		if k.prefix[0] == c {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
 // apiKey returns the end of an API key starting at i, or i.
 func apiKey(s string, i int) int {
-	for _, k := range keyShapes {
-		if !strings.HasPrefix(s[i:], k.prefix) {
-			continue
+	var ks []keyShape
+	switch s[i] {
+	case 's':
+		ks = keyShapesS
+	case 'A':
+		ks = keyShapesA
+	case 'g':
+		ks = keyShapesG
+	case 'x':
+		ks = keyShapesX
+	}
+	for _, k := range ks {
+		if end := k.match(s, i); end > i {
+			return end
 		}
-		j := i + len(k.prefix)
-		digit := false
-		for j < len(s) && k.body(s[j]) && (k.max == 0 || j-i-len(k.prefix) < k.max) {
-			digit = digit || isDigit(s[j])
-			j++
-		}
-		n := j - i - len(k.prefix)
-		if j < len(s) && k.body(s[j]) {
-			continue // longer than the shape allows: another kind of token
-		}
-		if n >= k.min && (digit || !k.needDigit) && !(j < len(s) && isAlnum(s[j])) {
-			return j
-		}
-		if n >= minPartialBody && cutAt(s, j) {
-			return j
-		}
+	}
+	return i
+}
+
+// match returns the end of a key of shape k starting at i, or i.
+func (k keyShape) match(s string, i int) int {
+	if !strings.HasPrefix(s[i:], k.prefix) {
+		return i
+	}
+	j := i + len(k.prefix)
+	digit := false
+	for j < len(s) && k.body(s[j]) && (k.max == 0 || j-i-len(k.prefix) < k.max) {
+		digit = digit || isDigit(s[j])
+		j++
+	}
+	n := j - i - len(k.prefix)
+	if j < len(s) && k.body(s[j]) {
+		return i // longer than the shape allows: another kind of token
+	}
+	if n >= k.min && (digit || !k.needDigit) && !(j < len(s) && isAlnum(s[j])) {
+		return j
+	}
+	if n >= minPartialBody && cutAt(s, j) {
+		return j
 	}
 	return i
 }
