@@ -14,7 +14,9 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 )
 
-// Span is one span of a trace, classified once through the fallback chains.
+// Span is one span of a trace, classified once through the fallback chains. One is made
+// per span of every trace built, so its fields are laid out without padding and what few
+// spans carry (a cost, a control-flow mark) is held out of line or as a small code.
 type Span struct {
 	Pdata    ptrace.Span
 	Resource pcommon.Resource
@@ -26,21 +28,12 @@ type Span struct {
 	// Name is the agent name (agent spans) or tool name (tool spans); else the span name.
 	Name  Value
 	Error *ErrorInfo
-	// ControlFlow names a framework control-flow exception the span recorded as an error
-	// (ControlParentCommand, ControlCommand, ControlGraphInterrupt); Error is then nil.
-	ControlFlow string
 
 	InputTokens, OutputTokens int64
-	HasTokens                 bool
-	// Cost is what the call cost (LLM spans, and agent spans counted for tokens; see
-	// cost.go).
-	Cost Cost
-	// DurationUnknown is set when the span ends before it starts, or has no end time: its
-	// duration is unknown, not zero.
-	DurationUnknown bool
+	// cost is what the call cost (nil: nothing; see Cost).
+	cost *Cost
 
-	parent   *Span
-	children []*Span
+	parent *Span
 	// owner is the nearest agent span above this one (nil at top level).
 	owner *Invocation
 	// viaTool is the nearest tool span between this span and its owner's span (nil when
@@ -51,19 +44,41 @@ type Span struct {
 	// group is the nearest orchestration wrapper span above this one with no agent span in
 	// between (nil: none); see wrappers.go.
 	group *Span
+	// kidsAt and kids place the span's children in Graph.kids (link counts them first, to
+	// hold every span's children in one array): Graph.children.
+	kidsAt, kids int32
+	// pre is the span's index in Graph.preorder.
+	pre int32
+	// ix is the span's number in the attribute index of the Build in progress (slots.go).
+	ix int32
+
+	HasTokens bool
+	// DurationUnknown is set when the span ends before it starts, or has no end time: its
+	// duration is unknown, not zero.
+	DurationUnknown bool
 	// llmBelow is true when an LLM span sits anywhere below this span; llmBelowOwn when
 	// one sits below it without an agent span in between (a wrapped, double-counted call).
 	llmBelow, llmBelowOwn bool
 	// walk is link's mark while it cuts parent loops: 0 unseen, 1 on the current walk up,
 	// 2 done.
 	walk uint8
-	// kids is link's count of children, to size children in one allocation for all spans.
-	kids int32
-	// pre is the span's index in Graph.preorder.
-	pre int32
-	// ix is the span's number in the attribute index of the Build in progress (slots.go).
-	ix int32
+	// flow is the framework control flow the span recorded as an error (see ControlFlow).
+	flow controlFlowCode
 }
+
+// Cost is what the call cost (LLM spans, and agent spans counted for tokens; see cost.go);
+// zero for other spans.
+func (s *Span) Cost() Cost {
+	if s.cost == nil {
+		return Cost{}
+	}
+	return *s.cost
+}
+
+// ControlFlow names a framework control-flow exception the span recorded as an error
+// (ControlParentCommand, ControlCommand, ControlGraphInterrupt); Error is then nil. It is
+// "" for other spans.
+func (s *Span) ControlFlow() string { return controlFlowNames[s.flow] }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
 func (s *Span) Owner() *Invocation { return s.owner }
@@ -292,6 +307,8 @@ type Graph struct {
 	invocationOf map[*Span]*Invocation
 	// preorder is the span forest in preorder (parents before children).
 	preorder []*Span
+	// kids holds every span's children, each span's in start order (see children).
+	kids []*Span
 	// maxDepth is the height of the tallest tree of edges from a root (subtrees).
 	maxDepth int
 	// work counts the nodes and edges the builder visited; tests assert it stays linear.
@@ -349,9 +366,9 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 		}
 		s.Error = ix.spanError(s)
 		if s.Error != nil {
-			if cf := controlFlow(s.Error); cf != "" {
+			if cf := controlFlow(s.Error); cf != 0 {
 				// Framework control flow recorded as an error: not a failure.
-				s.ControlFlow, s.Error = cf, nil
+				s.flow, s.Error = cf, nil
 			}
 		}
 		if s.Role == RoleAgent {
@@ -515,6 +532,11 @@ func (sc *scratch[T]) put(p *[]T) {
 	sc.pool.Put(p)
 }
 
+// children are s's children, in start order.
+func (g *Graph) children(s *Span) []*Span {
+	return g.kids[s.kidsAt : s.kidsAt+s.kids : s.kidsAt+s.kids]
+}
+
 // link resolves parents, cuts parent loops and counts orphans.
 func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 	for _, s := range g.Spans {
@@ -566,18 +588,18 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 			ntops++
 		}
 	}
-	kids := make([]*Span, len(g.Spans)-ntops)
-	off := 0
+	g.kids = make([]*Span, len(g.Spans)-ntops)
+	off := int32(0)
 	for _, s := range g.Spans {
-		if s.kids > 0 {
-			s.children, off = kids[off:off:off+int(s.kids)], off+int(s.kids)
-		}
+		s.kidsAt, off = off, off+s.kids
+		s.kids = 0 // counted again as the children are placed
 	}
 	tops := make([]*Span, 0, ntops)
 	for _, s := range g.Spans {
 		g.work++
-		if s.parent != nil {
-			s.parent.children = append(s.parent.children, s)
+		if p := s.parent; p != nil {
+			g.kids[p.kidsAt+p.kids] = s
+			p.kids++
 		} else {
 			tops = append(tops, s)
 			if g.RootSpan == nil || (s.ParentID.IsEmpty() && !g.RootSpan.ParentID.IsEmpty()) {
@@ -601,8 +623,9 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 		g.work++
 		s.pre = int32(len(g.preorder))
 		g.preorder = append(g.preorder, s)
-		for i := len(s.children) - 1; i >= 0; i-- {
-			stack = append(stack, s.children[i])
+		kids := g.children(s)
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, kids[i])
 		}
 	}
 }
