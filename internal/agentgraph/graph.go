@@ -307,8 +307,10 @@ type Graph struct {
 	invocationOf map[*Span]*Invocation
 	// preorder is the span forest in preorder (parents before children).
 	preorder []*Span
-	// kids holds every span's children, each span's in start order (see children).
-	kids []*Span
+	// kids holds every span's children, each span's in start order (see children), while
+	// the graph is built: pooled scratch (heldKids), nil after Build.
+	kids     []*Span
+	heldKids *[]*Span
 	// maxDepth is the height of the tallest tree of edges from a root (subtrees).
 	maxDepth int
 	// work counts the nodes and edges the builder visited; tests assert it stays linear.
@@ -339,20 +341,20 @@ type Options struct {
 func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	chains := opts.Chains.withDefaults()
 	g := &Graph{TraceID: traceID}
-	byID := make(map[pcommon.SpanID]*Span, len(spans))
+	byID := newSpanTable(len(spans))
 	g.Spans = make([]*Span, 0, len(spans))
 	for _, s := range spans {
 		g.work++
-		if _, dup := byID[s.ID]; dup {
+		if !byID.insert(s) {
 			g.Duplicates++
 			continue
 		}
-		byID[s.ID] = s
 		g.Spans = append(g.Spans, s)
 	}
 	sortSpans(g.Spans)
 
-	g.link(byID)
+	g.link(&byID)
+	byID.release()
 	cc := compiledFor(chains)
 	ix := newAttrIndex(cc, len(g.Spans))
 	g.ix = ix
@@ -398,6 +400,8 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.requests = nil
 	g.ix = nil
 	ix.release()
+	spanKids.put(g.heldKids)
+	g.kids, g.heldKids = nil, nil
 	return g
 }
 
@@ -505,7 +509,64 @@ var (
 	packedKeys   scratch[uint64]
 	spanStacks   scratch[*Span]
 	memberArenas scratch[rawMember] // collectCalls
+	spanSlots    scratch[*Span]     // spanTable
+	spanKids     scratch[*Span]     // Graph.kids
 )
+
+// spanTable finds Build's spans by span id: an open-addressing hash table (linear probing)
+// whose slots are pooled scratch, where a map of every span would be garbage after each
+// Build. It holds the first span of each id.
+type spanTable struct {
+	held  *[]*Span
+	slots []*Span // len a power of two, at least twice the spans
+	shift uint    // 64 - log2(len(slots))
+}
+
+// newSpanTable is an empty table for up to n spans; release hands its slots back.
+func newSpanTable(n int) spanTable {
+	size, shift := 2, uint(63)
+	for size < 2*n {
+		size, shift = size<<1, shift-1
+	}
+	held := spanSlots.get(size)
+	return spanTable{held: held, slots: *held, shift: shift}
+}
+
+// home is id's first slot: Fibonacci hashing of its bytes, so that ids counted up (tests,
+// some SDKs) spread as well as random ones.
+func (t *spanTable) home(id pcommon.SpanID) uint64 {
+	return (binary.LittleEndian.Uint64(id[:]) * 0x9E3779B97F4A7C15) >> t.shift
+}
+
+// insert adds s and reports true, or reports false when a span with its id is in already.
+func (t *spanTable) insert(s *Span) bool {
+	mask := uint64(len(t.slots) - 1)
+	for i := t.home(s.ID); ; i = (i + 1) & mask {
+		switch c := t.slots[i]; {
+		case c == nil:
+			t.slots[i] = s
+			return true
+		case c.ID == s.ID:
+			return false
+		}
+	}
+}
+
+// get is the span with id id (nil: none).
+func (t *spanTable) get(id pcommon.SpanID) *Span {
+	mask := uint64(len(t.slots) - 1)
+	for i := t.home(id); ; i = (i + 1) & mask {
+		if c := t.slots[i]; c == nil || c.ID == id {
+			return c
+		}
+	}
+}
+
+// release hands the slots back to the pool; the table is not used after.
+func (t *spanTable) release() {
+	spanSlots.put(t.held)
+	t.held, t.slots = nil, nil
+}
 
 // scratch pools slices that live only during one Build, each in a holder that is pooled
 // with it (handing back a slice would allocate a new holder every time).
@@ -538,13 +599,13 @@ func (g *Graph) children(s *Span) []*Span {
 }
 
 // link resolves parents, cuts parent loops and counts orphans.
-func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
+func (g *Graph) link(byID *spanTable) {
 	for _, s := range g.Spans {
 		if s.ParentID.IsEmpty() {
 			continue
 		}
-		p, ok := byID[s.ParentID]
-		if !ok {
+		p := byID.get(s.ParentID)
+		if p == nil {
 			g.Orphans++
 			continue
 		}
@@ -588,7 +649,8 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 			ntops++
 		}
 	}
-	g.kids = make([]*Span, len(g.Spans)-ntops)
+	g.heldKids = spanKids.get(len(g.Spans) - ntops)
+	g.kids = *g.heldKids
 	off := int32(0)
 	for _, s := range g.Spans {
 		s.kidsAt, off = off, off+s.kids
