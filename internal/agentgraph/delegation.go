@@ -35,7 +35,7 @@ const strandsRouting = "strands_structured_output"
 // ToolCalls to DelegationCalls (both stay in start order); keep (the old counting) lists
 // them in DelegationCalls and leaves them in ToolCalls as well.
 func (g *Graph) splitDelegations(keep bool) {
-	known := make(map[string]bool, len(g.Invocations))
+	known := map[string]bool{} // (not sized by the runs: a trace runs few distinct agents many times)
 	for _, inv := range g.Invocations {
 		known[inv.Name] = true
 	}

@@ -112,11 +112,10 @@ type ToolCall struct {
 	// Targets names the agents a delegation call hands off to, when it names them.
 	Targets []string
 
-	params       map[string]any
-	paramsParsed bool
+	params map[string]any
 	// gotos memoizes commandGoto(Result.Text) (splitDelegations and commandEdges both ask).
-	gotos     []string
-	gotosRead bool
+	gotos                   []string
+	paramsParsed, gotosRead bool
 }
 
 // commandGotos is commandGoto(tc.Result.Text), read once.
@@ -215,8 +214,8 @@ type Invocation struct {
 	// Reachability in the DAG (see reach.go): cycle is the id of the invocation-level cycle
 	// this invocation is on (0: none), hang the cycle its tree hangs from (0: a root's
 	// tree), [tin, tout) its descendants' preorder numbers.
-	cycle, hang int
-	tin, tout   int
+	cycle, hang int32
+	tin, tout   int32
 }
 
 // RemoteRef points at a span of another trace (see links.go).
@@ -511,6 +510,8 @@ var (
 	memberArenas scratch[rawMember] // collectCalls
 	spanSlots    scratch[*Span]     // spanTable
 	spanKids     scratch[*Span]     // Graph.kids
+	spanMarks    scratch[*Span]     // remoteAgentStubs
+	spanFlags    scratch[bool]      // remoteAgentStubs
 )
 
 // spanTable finds Build's spans by span id: an open-addressing hash table (linear probing)

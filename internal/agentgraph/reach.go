@@ -117,7 +117,7 @@ func (g *Graph) subtrees() {
 		if cur != nil && state[cur.Index] == 1 {
 			cycles++
 			for i := len(path) - 1; i >= 0; i-- {
-				path[i].cycle = cycles
+				path[i].cycle = int32(cycles)
 				if path[i] == cur {
 					break
 				}
@@ -141,7 +141,7 @@ func (g *Graph) subtrees() {
 			inv := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			g.work++
-			inv.tin = len(order)
+			inv.tin = int32(len(order))
 			order = append(order, inv)
 			for i := len(inv.Out) - 1; i >= 0; i-- {
 				g.work++
@@ -228,5 +228,5 @@ func (g *Graph) Preorder(inv *Invocation) (tin, tout int, ok bool) {
 	if inv.Remote != nil || inv.cycle != 0 {
 		return 0, 0, false
 	}
-	return inv.tin, inv.tout, true
+	return int(inv.tin), int(inv.tout), true
 }
