@@ -396,7 +396,10 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.price(chains, opts.Prices)
 	g.rollup()
 	g.measure()
-	g.requests = nil
+	if g.requests != nil {
+		g.requests.release()
+		g.requests = nil
+	}
 	g.ix = nil
 	ix.release()
 	spanKids.put(g.heldKids)
