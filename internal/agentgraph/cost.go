@@ -53,7 +53,10 @@ const (
 func (g *Graph) WriteCosts() int {
 	n := 0
 	for _, s := range g.Spans {
-		c := s.Cost
+		if s.cost == nil {
+			continue
+		}
+		c := *s.cost
 		if !c.Priced() && !c.Unpriced {
 			continue
 		}
@@ -96,17 +99,50 @@ type Cost struct {
 func (c Cost) Priced() bool { return c.Source != "" }
 
 // price prices every call the rollups count.
+// The costs are priced into scratch first, and only those that are not zero (a span with
+// nothing to price by has none) are kept, in one array for the trace.
 func (g *Graph) price(chains Chains, prices *pricing.Table) {
+	held := costScratch.get(0)
+	defer costScratch.put(held)
+	priced := (*held)[:0]
+	kept := 0
 	for _, s := range g.Spans {
-		switch {
-		case s.Role == RoleLLM && !s.llmBelowOwn:
-		case s.Role == RoleAgent && !s.llmBelow:
-		default:
+		s.cost = nil
+		if !priceable(s) {
 			continue
 		}
-		s.Cost = priceSpan(g.ix, s, chains, prices)
+		c := priceSpan(g.ix, s, chains, prices)
+		priced = append(priced, c)
+		if c != (Cost{}) {
+			kept++
+		}
+	}
+	*held = priced // (put clears what was used)
+	if kept == 0 {
+		return
+	}
+	costs := make([]Cost, 0, kept)
+	i := 0
+	for _, s := range g.Spans {
+		if !priceable(s) {
+			continue
+		}
+		if c := priced[i]; c != (Cost{}) {
+			costs = append(costs, c)
+			s.cost = &costs[len(costs)-1]
+		}
+		i++
 	}
 }
+
+// priceable: the calls the rollups count, LLM calls (not wrapping another) and agent
+// spans that called no model below them.
+func priceable(s *Span) bool {
+	return (s.Role == RoleLLM && !s.llmBelowOwn) || (s.Role == RoleAgent && !s.llmBelow)
+}
+
+// costScratch holds price's costs before the ones kept are copied out.
+var costScratch scratch[Cost]
 
 // priceSpan reads the model, provider and cache chains through Build's attribute index ix
 // (slots.go: its chains are compiled from chains).

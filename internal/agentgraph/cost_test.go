@@ -38,9 +38,9 @@ func TestReportedCost(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "corpus", "lf-pydantic-ai-multiagent.otlp.json")
 	g := BuildAll(readTraces(t, path), Options{})[0]
 	for _, s := range llmSpans(g) {
-		require.Equal(t, pricing.SourceReported, s.Cost.Source, s.Pdata.Name())
-		require.Equal(t, "operation.cost", s.Cost.From)
-		require.Equal(t, "gpt-4o-mini-2024-07-18", s.Cost.Model)
+		require.Equal(t, pricing.SourceReported, s.Cost().Source, s.Pdata.Name())
+		require.Equal(t, "operation.cost", s.Cost().From)
+		require.Equal(t, "gpt-4o-mini-2024-07-18", s.Cost().Model)
 	}
 	want := map[string][]float64{"joke_agent": {0.00009435 + 0.00008355, 0.0000837}, "evaluator_agent": {0.00006105}}
 	check := func(g *Graph) {
@@ -63,8 +63,8 @@ func TestReportedCost(t *testing.T) {
 	eachSpan(t, td, "chat gpt-4o-mini", func(s ptrace.Span) { s.Attributes().Remove("operation.cost") })
 	table := BuildAll(td, Options{})[0]
 	for _, s := range llmSpans(table) {
-		require.Equal(t, pricing.SourceTable, s.Cost.Source)
-		require.Equal(t, "openai/gpt-4o-mini", s.Cost.From)
+		require.Equal(t, pricing.SourceTable, s.Cost().Source)
+		require.Equal(t, "openai/gpt-4o-mini", s.Cost().From)
 	}
 	check(table)
 }
@@ -92,7 +92,7 @@ func TestUnpricedAndOverride(t *testing.T) {
 	require.Equal(t, []string{"mock-triage-1", "mock-weather-1"}, triage.Subtree.UnpricedModels)
 	require.Zero(t, triage.Subtree.CostUSD)
 	for _, s := range llmSpans(g) {
-		require.False(t, s.Cost.Priced())
+		require.False(t, s.Cost().Priced())
 	}
 
 	f := func(v float64) *float64 { return &v }
@@ -115,7 +115,7 @@ func TestUnpricedAndOverride(t *testing.T) {
 	require.Empty(t, triage.Subtree.UnpricedModels)
 	for _, s := range llmSpans(g) {
 		if s.HasTokens {
-			require.Equal(t, pricing.SourceOverride, s.Cost.Source)
+			require.Equal(t, pricing.SourceOverride, s.Cost().Source)
 		}
 	}
 }
@@ -130,7 +130,7 @@ func TestCostAttributes(t *testing.T) {
 	for _, s := range llmSpans(g) {
 		attrs := s.Pdata.Attributes()
 		v, _ := attrs.Get(AttrCostUSD)
-		require.Equal(t, s.Cost.USD, v.Double())
+		require.Equal(t, s.Cost().USD, v.Double())
 		v, _ = attrs.Get(AttrCostSource)
 		require.Equal(t, "reported", v.Str())
 		v, _ = attrs.Get(AttrCostBasis)

@@ -35,7 +35,7 @@ const strandsRouting = "strands_structured_output"
 // ToolCalls to DelegationCalls (both stay in start order); keep (the old counting) lists
 // them in DelegationCalls and leaves them in ToolCalls as well.
 func (g *Graph) splitDelegations(keep bool) {
-	known := make(map[string]bool, len(g.Invocations))
+	known := map[string]bool{} // (not sized by the runs: a trace runs few distinct agents many times)
 	for _, inv := range g.Invocations {
 		known[inv.Name] = true
 	}
@@ -269,29 +269,54 @@ func requestingLLM(inv *Invocation, tool *Span, calls *llmRequests, work *int) *
 // llmRequests caches, for one graph, the calls each LLM span's response asked for and,
 // per invocation, which of its LLM calls asked for each call id (id and tool name).
 type llmRequests struct {
-	calls map[*Span][]*requestedCall
-	ids   map[*Invocation]map[string][]*Span
+	// calls[s.ix] is what span s's response asked for, once parsed: s.ix is s's place in
+	// spans (Build numbers the spans of g.Spans in order). Pooled scratch (heldCalls),
+	// handed back by release.
+	calls     []parsedRequests
+	heldCalls *[]parsedRequests
+	spans     []*Span
+	ids       map[*Invocation]map[string][]*Span
 	// ix is the graph's attribute index (nil outside Build).
 	ix *attrIndex
 }
 
+// parsedRequests is one span's entry in llmRequests.calls.
+type parsedRequests struct {
+	reqs   []*requestedCall
+	parsed bool
+}
+
+// requestScratch holds llmRequests.calls between Builds.
+var requestScratch scratch[parsedRequests]
+
 // llmRequests is the graph's cache, made when first asked for (recoverArgs, then
-// dispatchPayloads share it; Build drops it when done).
+// dispatchPayloads share it; Build releases and drops it when done).
 func (g *Graph) llmRequests() *llmRequests {
 	if g.requests == nil {
-		g.requests = &llmRequests{calls: map[*Span][]*requestedCall{}, ids: map[*Invocation]map[string][]*Span{}, ix: g.ix}
+		held := requestScratch.get(len(g.Spans))
+		g.requests = &llmRequests{calls: *held, heldCalls: held, spans: g.Spans, ids: map[*Invocation]map[string][]*Span{}, ix: g.ix}
 	}
 	return g.requests
 }
 
-// of is requestedCalls(llm), parsed once.
+// of is requestedCalls(llm), parsed once (a span that is not the graph's is parsed each
+// time: none is asked about).
 func (r *llmRequests) of(llm *Span) []*requestedCall {
-	reqs, ok := r.calls[llm]
-	if !ok {
-		reqs = requestedCalls(r.ix, llm)
-		r.calls[llm] = reqs
+	i := int(llm.ix)
+	if i >= len(r.spans) || r.spans[i] != llm {
+		return requestedCalls(r.ix, llm)
 	}
-	return reqs
+	p := &r.calls[i]
+	if !p.parsed {
+		p.reqs, p.parsed = requestedCalls(r.ix, llm), true
+	}
+	return p.reqs
+}
+
+// release hands the parsed calls' scratch back; r is not used after.
+func (r *llmRequests) release() {
+	requestScratch.put(r.heldCalls)
+	r.calls, r.heldCalls, r.spans = nil, nil, nil
 }
 
 // byID indexes inv's LLM calls (in start order) by the call ids their responses asked
@@ -457,6 +482,10 @@ func responseText(raw string) string {
 	}
 	var parts []string
 	seen := map[string]bool{}
+	// Each object's members are listed on a pooled arena, as collectCalls does, and dropped
+	// from it when the object is walked.
+	held := memberArenas.get(0)
+	arena := *held
 	var walk func(v, key string, depth int)
 	walk = func(v, key string, depth int) {
 		if depth > 12 {
@@ -475,18 +504,22 @@ func responseText(raw string) string {
 		case '[':
 			rawElements(v, func(it string) { walk(it, key, depth+1) })
 		case '{':
-			x, _ := rawMembers(v)
-			if t, _ := memberString(x, "type"); callPartTypes[t] {
-				return
-			}
-			for _, m := range x {
-				if last, ok := textKey(m.key); ok {
-					walk(m.val, last, depth+1)
+			base := len(arena)
+			arena, _ = rawMembersAppend(arena, v)
+			x := arena[base:]
+			if t, _ := memberString(x, "type"); !callPartTypes[t] {
+				for _, m := range x {
+					if last, ok := textKey(m.key); ok {
+						walk(m.val, last, depth+1)
+					}
 				}
 			}
+			arena = arena[:base]
 		}
 	}
 	walk(t, "", 0)
+	*held = arena[:cap(arena)] // every element it used is cleared
+	memberArenas.put(held)
 	return strings.Join(parts, "\n")
 }
 

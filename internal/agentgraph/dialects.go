@@ -41,8 +41,8 @@ func (g *Graph) refineRoles() {
 	// Double instrumentation: an agent span whose only child is an agent span of the same
 	// name is a wrapper; the inner span is the run.
 	for _, s := range g.Spans {
-		if s.Role == RoleAgent && len(s.children) == 1 {
-			c := s.children[0]
+		if kids := g.children(s); s.Role == RoleAgent && len(kids) == 1 {
+			c := kids[0]
 			if c.Role == RoleAgent && c.Name.Text == s.Name.Text {
 				s.Role, s.RoleSource = RoleWorkflow, "double_instrumentation"
 			}

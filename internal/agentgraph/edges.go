@@ -103,7 +103,7 @@ func (g *Graph) inferSiblingEdges() {
 			continue
 		}
 		var prev *Invocation
-		for _, c := range s.children {
+		for _, c := range g.children(s) {
 			g.work++
 			if c.Role != RoleAgent {
 				continue
@@ -463,7 +463,7 @@ func (g *Graph) rollup() {
 			r.OutputTokens += inv.Span.OutputTokens
 		}
 		if !inv.Span.llmBelow {
-			r.addCost(inv.Span.Cost)
+			r.addCost(inv.Span.Cost())
 		}
 		r.ToolCalls = len(inv.ToolCalls)
 		r.DelegationCalls = len(inv.DelegationCalls)
@@ -481,7 +481,7 @@ func (g *Graph) rollup() {
 			inv.Self.LLMCalls++
 			inv.Self.InputTokens += s.InputTokens
 			inv.Self.OutputTokens += s.OutputTokens
-			inv.Self.addCost(s.Cost)
+			inv.Self.addCost(s.Cost())
 		}
 	}
 	for _, inv := range g.Invocations {
@@ -506,17 +506,21 @@ const (
 	ControlGraphInterrupt = "GraphInterrupt"
 )
 
-// controlFlow names the control-flow exception an error is, or "".
-func controlFlow(e *ErrorInfo) string {
+// controlFlowCode is a span's control-flow exception, one of controlFlowNames (0: none).
+type controlFlowCode uint8
+
+// controlFlowNames are the control-flow exceptions by code.
+var controlFlowNames = [...]string{"", ControlParentCommand, ControlCommand, ControlGraphInterrupt}
+
+// controlFlow is the code of the control-flow exception an error is, or 0.
+func controlFlow(e *ErrorInfo) controlFlowCode {
 	msg := strings.TrimSpace(e.Message)
-	for _, c := range []struct{ name, mark string }{
-		{ControlParentCommand, "ParentCommand"}, {ControlCommand, "Command("}, {ControlGraphInterrupt, "GraphInterrupt"},
-	} {
-		if strings.Contains(e.Type, c.mark) || strings.HasPrefix(msg, c.mark) {
-			return c.name
+	for i, mark := range [...]string{"", "ParentCommand", "Command(", "GraphInterrupt"} {
+		if i > 0 && (strings.Contains(e.Type, mark) || strings.HasPrefix(msg, mark)) {
+			return controlFlowCode(i)
 		}
 	}
-	return ""
+	return 0
 }
 
 // measure finds the root invocation, the depth (longest chain of hops) and name cycles.

@@ -14,7 +14,9 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 )
 
-// Span is one span of a trace, classified once through the fallback chains.
+// Span is one span of a trace, classified once through the fallback chains. One is made
+// per span of every trace built, so its fields are laid out without padding and what few
+// spans carry (a cost, a control-flow mark) is held out of line or as a small code.
 type Span struct {
 	Pdata    ptrace.Span
 	Resource pcommon.Resource
@@ -26,21 +28,12 @@ type Span struct {
 	// Name is the agent name (agent spans) or tool name (tool spans); else the span name.
 	Name  Value
 	Error *ErrorInfo
-	// ControlFlow names a framework control-flow exception the span recorded as an error
-	// (ControlParentCommand, ControlCommand, ControlGraphInterrupt); Error is then nil.
-	ControlFlow string
 
 	InputTokens, OutputTokens int64
-	HasTokens                 bool
-	// Cost is what the call cost (LLM spans, and agent spans counted for tokens; see
-	// cost.go).
-	Cost Cost
-	// DurationUnknown is set when the span ends before it starts, or has no end time: its
-	// duration is unknown, not zero.
-	DurationUnknown bool
+	// cost is what the call cost (nil: nothing; see Cost).
+	cost *Cost
 
-	parent   *Span
-	children []*Span
+	parent *Span
 	// owner is the nearest agent span above this one (nil at top level).
 	owner *Invocation
 	// viaTool is the nearest tool span between this span and its owner's span (nil when
@@ -51,19 +44,41 @@ type Span struct {
 	// group is the nearest orchestration wrapper span above this one with no agent span in
 	// between (nil: none); see wrappers.go.
 	group *Span
+	// kidsAt and kids place the span's children in Graph.kids (link counts them first, to
+	// hold every span's children in one array): Graph.children.
+	kidsAt, kids int32
+	// pre is the span's index in Graph.preorder.
+	pre int32
+	// ix is the span's number in the attribute index of the Build in progress (slots.go).
+	ix int32
+
+	HasTokens bool
+	// DurationUnknown is set when the span ends before it starts, or has no end time: its
+	// duration is unknown, not zero.
+	DurationUnknown bool
 	// llmBelow is true when an LLM span sits anywhere below this span; llmBelowOwn when
 	// one sits below it without an agent span in between (a wrapped, double-counted call).
 	llmBelow, llmBelowOwn bool
 	// walk is link's mark while it cuts parent loops: 0 unseen, 1 on the current walk up,
 	// 2 done.
 	walk uint8
-	// kids is link's count of children, to size children in one allocation for all spans.
-	kids int32
-	// pre is the span's index in Graph.preorder.
-	pre int32
-	// ix is the span's number in the attribute index of the Build in progress (slots.go).
-	ix int32
+	// flow is the framework control flow the span recorded as an error (see ControlFlow).
+	flow controlFlowCode
 }
+
+// Cost is what the call cost (LLM spans, and agent spans counted for tokens; see cost.go);
+// zero for other spans.
+func (s *Span) Cost() Cost {
+	if s.cost == nil {
+		return Cost{}
+	}
+	return *s.cost
+}
+
+// ControlFlow names a framework control-flow exception the span recorded as an error
+// (ControlParentCommand, ControlCommand, ControlGraphInterrupt); Error is then nil. It is
+// "" for other spans.
+func (s *Span) ControlFlow() string { return controlFlowNames[s.flow] }
 
 // Owner is the agent run whose span is the nearest agent span above s (nil at top level).
 func (s *Span) Owner() *Invocation { return s.owner }
@@ -97,11 +112,10 @@ type ToolCall struct {
 	// Targets names the agents a delegation call hands off to, when it names them.
 	Targets []string
 
-	params       map[string]any
-	paramsParsed bool
+	params map[string]any
 	// gotos memoizes commandGoto(Result.Text) (splitDelegations and commandEdges both ask).
-	gotos     []string
-	gotosRead bool
+	gotos                   []string
+	paramsParsed, gotosRead bool
 }
 
 // commandGotos is commandGoto(tc.Result.Text), read once.
@@ -200,8 +214,8 @@ type Invocation struct {
 	// Reachability in the DAG (see reach.go): cycle is the id of the invocation-level cycle
 	// this invocation is on (0: none), hang the cycle its tree hangs from (0: a root's
 	// tree), [tin, tout) its descendants' preorder numbers.
-	cycle, hang int
-	tin, tout   int
+	cycle, hang int32
+	tin, tout   int32
 }
 
 // RemoteRef points at a span of another trace (see links.go).
@@ -292,6 +306,10 @@ type Graph struct {
 	invocationOf map[*Span]*Invocation
 	// preorder is the span forest in preorder (parents before children).
 	preorder []*Span
+	// kids holds every span's children, each span's in start order (see children), while
+	// the graph is built: pooled scratch (heldKids), nil after Build.
+	kids     []*Span
+	heldKids *[]*Span
 	// maxDepth is the height of the tallest tree of edges from a root (subtrees).
 	maxDepth int
 	// work counts the nodes and edges the builder visited; tests assert it stays linear.
@@ -322,20 +340,20 @@ type Options struct {
 func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	chains := opts.Chains.withDefaults()
 	g := &Graph{TraceID: traceID}
-	byID := make(map[pcommon.SpanID]*Span, len(spans))
+	byID := newSpanTable(len(spans))
 	g.Spans = make([]*Span, 0, len(spans))
 	for _, s := range spans {
 		g.work++
-		if _, dup := byID[s.ID]; dup {
+		if !byID.insert(s) {
 			g.Duplicates++
 			continue
 		}
-		byID[s.ID] = s
 		g.Spans = append(g.Spans, s)
 	}
 	sortSpans(g.Spans)
 
-	g.link(byID)
+	g.link(&byID)
+	byID.release()
 	cc := compiledFor(chains)
 	ix := newAttrIndex(cc, len(g.Spans))
 	g.ix = ix
@@ -349,9 +367,9 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 		}
 		s.Error = ix.spanError(s)
 		if s.Error != nil {
-			if cf := controlFlow(s.Error); cf != "" {
+			if cf := controlFlow(s.Error); cf != 0 {
 				// Framework control flow recorded as an error: not a failure.
-				s.ControlFlow, s.Error = cf, nil
+				s.flow, s.Error = cf, nil
 			}
 		}
 		if s.Role == RoleAgent {
@@ -378,9 +396,14 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 	g.price(chains, opts.Prices)
 	g.rollup()
 	g.measure()
-	g.requests = nil
+	if g.requests != nil {
+		g.requests.release()
+		g.requests = nil
+	}
 	g.ix = nil
 	ix.release()
+	spanKids.put(g.heldKids)
+	g.kids, g.heldKids = nil, nil
 	return g
 }
 
@@ -488,7 +511,66 @@ var (
 	packedKeys   scratch[uint64]
 	spanStacks   scratch[*Span]
 	memberArenas scratch[rawMember] // collectCalls
+	spanSlots    scratch[*Span]     // spanTable
+	spanKids     scratch[*Span]     // Graph.kids
+	spanMarks    scratch[*Span]     // remoteAgentStubs
+	spanFlags    scratch[bool]      // remoteAgentStubs
 )
+
+// spanTable finds Build's spans by span id: an open-addressing hash table (linear probing)
+// whose slots are pooled scratch, where a map of every span would be garbage after each
+// Build. It holds the first span of each id.
+type spanTable struct {
+	held  *[]*Span
+	slots []*Span // len a power of two, at least twice the spans
+	shift uint    // 64 - log2(len(slots))
+}
+
+// newSpanTable is an empty table for up to n spans; release hands its slots back.
+func newSpanTable(n int) spanTable {
+	size, shift := 2, uint(63)
+	for size < 2*n {
+		size, shift = size<<1, shift-1
+	}
+	held := spanSlots.get(size)
+	return spanTable{held: held, slots: *held, shift: shift}
+}
+
+// home is id's first slot: Fibonacci hashing of its bytes, so that ids counted up (tests,
+// some SDKs) spread as well as random ones.
+func (t *spanTable) home(id pcommon.SpanID) uint64 {
+	return (binary.LittleEndian.Uint64(id[:]) * 0x9E3779B97F4A7C15) >> t.shift
+}
+
+// insert adds s and reports true, or reports false when a span with its id is in already.
+func (t *spanTable) insert(s *Span) bool {
+	mask := uint64(len(t.slots) - 1)
+	for i := t.home(s.ID); ; i = (i + 1) & mask {
+		switch c := t.slots[i]; {
+		case c == nil:
+			t.slots[i] = s
+			return true
+		case c.ID == s.ID:
+			return false
+		}
+	}
+}
+
+// get is the span with id id (nil: none).
+func (t *spanTable) get(id pcommon.SpanID) *Span {
+	mask := uint64(len(t.slots) - 1)
+	for i := t.home(id); ; i = (i + 1) & mask {
+		if c := t.slots[i]; c == nil || c.ID == id {
+			return c
+		}
+	}
+}
+
+// release hands the slots back to the pool; the table is not used after.
+func (t *spanTable) release() {
+	spanSlots.put(t.held)
+	t.held, t.slots = nil, nil
+}
 
 // scratch pools slices that live only during one Build, each in a holder that is pooled
 // with it (handing back a slice would allocate a new holder every time).
@@ -515,14 +597,19 @@ func (sc *scratch[T]) put(p *[]T) {
 	sc.pool.Put(p)
 }
 
+// children are s's children, in start order.
+func (g *Graph) children(s *Span) []*Span {
+	return g.kids[s.kidsAt : s.kidsAt+s.kids : s.kidsAt+s.kids]
+}
+
 // link resolves parents, cuts parent loops and counts orphans.
-func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
+func (g *Graph) link(byID *spanTable) {
 	for _, s := range g.Spans {
 		if s.ParentID.IsEmpty() {
 			continue
 		}
-		p, ok := byID[s.ParentID]
-		if !ok {
+		p := byID.get(s.ParentID)
+		if p == nil {
 			g.Orphans++
 			continue
 		}
@@ -566,18 +653,19 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 			ntops++
 		}
 	}
-	kids := make([]*Span, len(g.Spans)-ntops)
-	off := 0
+	g.heldKids = spanKids.get(len(g.Spans) - ntops)
+	g.kids = *g.heldKids
+	off := int32(0)
 	for _, s := range g.Spans {
-		if s.kids > 0 {
-			s.children, off = kids[off:off:off+int(s.kids)], off+int(s.kids)
-		}
+		s.kidsAt, off = off, off+s.kids
+		s.kids = 0 // counted again as the children are placed
 	}
 	tops := make([]*Span, 0, ntops)
 	for _, s := range g.Spans {
 		g.work++
-		if s.parent != nil {
-			s.parent.children = append(s.parent.children, s)
+		if p := s.parent; p != nil {
+			g.kids[p.kidsAt+p.kids] = s
+			p.kids++
 		} else {
 			tops = append(tops, s)
 			if g.RootSpan == nil || (s.ParentID.IsEmpty() && !g.RootSpan.ParentID.IsEmpty()) {
@@ -601,8 +689,9 @@ func (g *Graph) link(byID map[pcommon.SpanID]*Span) {
 		g.work++
 		s.pre = int32(len(g.preorder))
 		g.preorder = append(g.preorder, s)
-		for i := len(s.children) - 1; i >= 0; i-- {
-			stack = append(stack, s.children[i])
+		kids := g.children(s)
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, kids[i])
 		}
 	}
 }

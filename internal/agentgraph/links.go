@@ -61,34 +61,32 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 	keys := append(append(Chain{}, chains.HandoffFrom...), "gen_ai.agent.name", "gen_ai.caller.name")
 	var local *localIndex                 // made on the first link into this trace
 	var replayed map[pcommon.SpanID]*Span // our cross-trace HANDOFF spans by receiver span id
-	// linked[s] is the link decision at or above s, filled along each walk so that every
-	// span is walked once.
-	type decision struct {
-		at   *Span
-		link int
-	}
-	linked := map[*Span]decision{}
+	// linked[s.pre] is the link decision at or above s, filled along each walk so that
+	// every span is walked once (pooled scratch, cleared when handed back).
+	heldLinked := linkDecisions.get(len(g.preorder))
+	defer linkDecisions.put(heldLinked)
+	linked := *heldLinked
 	var path []*Span
 	for _, inv := range g.Invocations {
 		if inv.In != nil || inv.Span.owner != nil {
 			continue
 		}
 		path = path[:0]
-		found := decision{link: -1}
+		found := linkDecision{link: -1, made: true}
 		for s := inv.Span; s != nil; s = s.parent {
 			g.work++
-			if d, ok := linked[s]; ok {
+			if d := linked[s.pre]; d.made {
 				found = d
 				break
 			}
 			path = append(path, s)
 			if i := g.usableLink(s, &local); i >= 0 {
-				found = decision{at: s, link: i}
+				found = linkDecision{at: s, link: i, made: true}
 				break
 			}
 		}
 		for _, s := range path {
-			linked[s] = found
+			linked[s.pre] = found
 		}
 		if found.at == nil {
 			continue
@@ -124,6 +122,17 @@ func (g *Graph) spanLinkEdges(chains Chains) {
 		g.addEdge(&Edge{From: remote, To: inv, Detection: DetectSpanLink, Via: via})
 	}
 }
+
+// linkDecision is spanLinkEdges' decision for a span: the link at (link) of the span at,
+// at or above it (at nil: none); made is false while it is not decided.
+type linkDecision struct {
+	at   *Span
+	link int
+	made bool
+}
+
+// linkDecisions is spanLinkEdges' scratch, by span preorder number.
+var linkDecisions scratch[linkDecision]
 
 // usableLink is the index of s's first link that can name a sender: one into another
 // trace, or one to a span of this trace that an agent run owns. -1: none.
@@ -464,8 +473,11 @@ const RoleSourceRemoteAgentClient = "remote_agent_client"
 func (g *Graph) remoteAgentStubs() {
 	// nearest[s.pre]: the nearest agent span strictly above s; ownLLM[a.pre]: an LLM span
 	// sits below agent span a with no agent span between.
-	nearest := make([]*Span, len(g.preorder))
-	ownLLM := make([]bool, len(g.preorder))
+	// Both are pooled scratch, cleared when handed back.
+	heldNearest, heldOwnLLM := spanMarks.get(len(g.preorder)), spanFlags.get(len(g.preorder))
+	defer spanMarks.put(heldNearest)
+	defer spanFlags.put(heldOwnLLM)
+	nearest, ownLLM := *heldNearest, *heldOwnLLM
 	var stubs []*Span
 	for _, s := range g.preorder {
 		g.work++

@@ -1,9 +1,11 @@
 package agentgraph
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -30,10 +32,39 @@ func asText(v pcommon.Value) string {
 		return v.Str()
 	case pcommon.ValueTypeEmpty:
 		return ""
+	case pcommon.ValueTypeMap:
+		return rawJSON(v.Map().AsRaw())
+	case pcommon.ValueTypeSlice:
+		return rawJSON(v.Slice().AsRaw())
 	default:
 		return v.AsString()
 	}
 }
+
+// rawJSON is pcommon.Value.AsString's JSON of a map or slice value (v its AsRaw):
+// encoding/json without HTML escaping and without the encoder's trailing newline, the
+// same bytes, encoded into a pooled buffer so that only the text itself is allocated
+// (AsString grows a fresh buffer and then copies it out).
+func rawJSON(v any) string {
+	buf, _ := jsonBufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // cannot fail for AsRaw's values (as AsString assumes)
+	text := string(bytes.TrimRight(buf.Bytes(), "\n"))
+	if buf.Cap() <= maxPooledJSON {
+		jsonBufs.Put(buf)
+	}
+	return text
+}
+
+// jsonBufs pools rawJSON's buffers; one grown past maxPooledJSON is left to the collector.
+var jsonBufs sync.Pool
+
+const maxPooledJSON = 1 << 20
 
 // absent reports the placeholders frameworks write when content capture is off.
 func absent(s string) bool {

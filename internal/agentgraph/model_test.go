@@ -35,7 +35,7 @@ func TestRunStatusOnCaptures(t *testing.T) {
 	// control flow, not a failure.
 	g = onlyGraph(t, capture(t, "langgraph-ok"))
 	triage := invocationNamed(t, g, "triage")
-	require.Equal(t, ControlParentCommand, triage.Span.ControlFlow)
+	require.Equal(t, ControlParentCommand, triage.Span.ControlFlow())
 	require.True(t, triage.Span.StatusError())
 	require.Equal(t, StatusCompleted, triage.Status().State)
 

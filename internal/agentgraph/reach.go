@@ -77,6 +77,13 @@ func (a *envelope) merge(b *envelope) {
 	}
 }
 
+// Scratch of subtrees, per invocation, reused by the next Build.
+var (
+	invStates scratch[uint8]
+	envelopes scratch[envelope]
+	heights   scratch[int]
+)
+
 func (g *Graph) rollupOf(a *envelope) Rollup {
 	r := a.r
 	if a.end > a.start {
@@ -93,7 +100,9 @@ func (g *Graph) rollupOf(a *envelope) Rollup {
 func (g *Graph) subtrees() {
 	invs := g.Invocations
 	// Cycles: walk up the parent chain with a per-walk mark, as link does for spans.
-	state := make([]uint8, len(invs)) // 0 unseen, 1 on current walk, 2 done
+	heldState := invStates.get(len(invs)) // 0 unseen, 1 on current walk, 2 done
+	defer invStates.put(heldState)
+	state := *heldState
 	cycles := 0
 	var path []*Invocation
 	for _, inv := range invs {
@@ -108,7 +117,7 @@ func (g *Graph) subtrees() {
 		if cur != nil && state[cur.Index] == 1 {
 			cycles++
 			for i := len(path) - 1; i >= 0; i-- {
-				path[i].cycle = cycles
+				path[i].cycle = int32(cycles)
 				if path[i] == cur {
 					break
 				}
@@ -132,7 +141,7 @@ func (g *Graph) subtrees() {
 			inv := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			g.work++
-			inv.tin = len(order)
+			inv.tin = int32(len(order))
 			order = append(order, inv)
 			for i := len(inv.Out) - 1; i >= 0; i-- {
 				g.work++
@@ -144,8 +153,10 @@ func (g *Graph) subtrees() {
 		}
 	}
 	// Bottom-up (children before parents): sums, preorder intervals, heights.
-	acc := make([]envelope, len(invs))
-	height := make([]int, len(invs))
+	heldAcc, heldHeight := envelopes.get(len(invs)), heights.get(len(invs))
+	defer envelopes.put(heldAcc)
+	defer heights.put(heldHeight)
+	acc, height := *heldAcc, *heldHeight
 	component := make([]envelope, cycles+1)
 	for i := range component {
 		component[i] = newEnvelope()
@@ -217,5 +228,5 @@ func (g *Graph) Preorder(inv *Invocation) (tin, tout int, ok bool) {
 	if inv.Remote != nil || inv.cycle != 0 {
 		return 0, 0, false
 	}
-	return inv.tin, inv.tout, true
+	return int(inv.tin), int(inv.tout), true
 }

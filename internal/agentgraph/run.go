@@ -50,7 +50,7 @@ func (inv *Invocation) Status() RunStatus {
 	st := RunStatus{State: StatusCompleted, Why: "no error on the agent span"}
 	span := inv.Span
 	switch e := span.Error; {
-	case span.ControlFlow == ControlGraphInterrupt:
+	case span.ControlFlow() == ControlGraphInterrupt:
 		// Not an error for the DAG; for the run's status it is the pause a
 		// human-in-the-loop approval makes.
 		st.State, st.Why = StatusAwaitingApproval, "GraphInterrupt on the agent span"
