@@ -107,12 +107,22 @@ func checkAgreement(t *testing.T, name string, chains Chains, spans []*Span) (ch
 		got   *slotChain
 		chain Chain
 	}{
-		{&cc.agentName, chains.AgentName}, {&cc.toolName, chains.ToolName}, {&cc.toolArgs, chains.ToolArgs},
-		{&cc.toolResult, chains.ToolResult}, {&cc.input, chains.Input}, {&cc.output, chains.Output},
-		{&cc.allowedTools, chains.AllowedTools}, {&cc.errorType, chains.ErrorType},
-		{&cc.handoffFrom, chains.HandoffFrom}, {&cc.handoffTo, chains.HandoffTo}, {&cc.handoffReason, chains.HandoffReason},
-		{&cc.requests, requestPlaces}, {&cc.llmOutput, llmOutputPlaces(chains)},
-		{&cc.responseModel, chains.ResponseModel}, {&cc.requestModel, chains.RequestModel}, {&cc.provider, chains.Provider},
+		{&cc.agentName, chains.AgentName},
+		{&cc.toolName, chains.ToolName},
+		{&cc.toolArgs, chains.ToolArgs},
+		{&cc.toolResult, chains.ToolResult},
+		{&cc.input, chains.Input},
+		{&cc.output, chains.Output},
+		{&cc.allowedTools, chains.AllowedTools},
+		{&cc.errorType, chains.ErrorType},
+		{&cc.handoffFrom, chains.HandoffFrom},
+		{&cc.handoffTo, chains.HandoffTo},
+		{&cc.handoffReason, chains.HandoffReason},
+		{&cc.requests, requestPlaces},
+		{&cc.llmOutput, llmOutputPlaces(chains)},
+		{&cc.responseModel, chains.ResponseModel},
+		{&cc.requestModel, chains.RequestModel},
+		{&cc.provider, chains.Provider},
 	} {
 		for _, s := range spans {
 			require.Equal(t, resolve(s.Pdata, c.chain, s), ix.resolve(s, c.got, s, nil), name)
@@ -122,8 +132,10 @@ func checkAgreement(t *testing.T, name string, chains Chains, spans []*Span) (ch
 		got   *slotChain
 		chain Chain
 	}{
-		{&cc.inputTokens, chains.InputTokens}, {&cc.outputTokens, chains.OutputTokens},
-		{&cc.cacheReadTokens, chains.CacheReadTokens}, {&cc.cacheWriteTokens, chains.CacheWriteTokens},
+		{&cc.inputTokens, chains.InputTokens},
+		{&cc.outputTokens, chains.OutputTokens},
+		{&cc.cacheReadTokens, chains.CacheReadTokens},
+		{&cc.cacheWriteTokens, chains.CacheWriteTokens},
 	} {
 		for _, s := range spans {
 			n, key, ok := resolveInt(s.Pdata, c.chain)
