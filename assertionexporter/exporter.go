@@ -161,7 +161,9 @@ func (e *assertionExporter) Start(ctx context.Context, _ component.Host) error {
 		w.SetRedaction(e.policy)
 		e.jsonl = w
 	}
-	e.telemetry.start(e.eval.Cases())
+	if err := e.telemetry.start(); err != nil {
+		return err
+	}
 	e.telemetry.startGates(e.gates)
 	if e.judge != nil {
 		e.telemetry.startJudge()
@@ -570,7 +572,6 @@ func (e *assertionExporter) Shutdown(ctx context.Context) error {
 		if e.grading != nil {
 			e.grading.stop(ctx, e.cfg.ShutdownTimeout)
 		}
-		e.telemetry.shutdown()
 		if e.judge != nil {
 			e.judge.Close()
 		}

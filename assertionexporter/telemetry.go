@@ -2,6 +2,10 @@ package assertionexporter
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -34,16 +38,43 @@ type telemetry struct {
 	complete [2][]metric.AddOption
 	latency  []metric.RecordOption
 	steps    map[stepKey]*stepAttrs
+	// ordered holds the prepared steps in a fixed order, for the callbacks; other holds
+	// the counts of results whose case or step the config did not prepare.
+	ordered []*stepAttrs
+	other   otherCounts
 }
 
 type stepKey struct{ c, step string }
 
-// stepAttrs are the attribute sets of one step's data points: its evaluations by outcome
+// stepAttrs are one step's counts and their attribute sets: its evaluations by outcome
 // (in rules.Outcomes order), its failures by cluster.
+//
+// Evaluations and failures are observable counters: a result adds to an atomic count and
+// the SDK reads the counts when it collects. A synchronous Add cost about 0.45 µs per
+// result on the project's machine kind (the SDK normalizes the attribute set and finds the
+// series on every call): a third of the exporter's CPU per trace when the metrics are its
+// only output.
 type stepAttrs struct {
-	eval [][]metric.AddOption
-	fail map[cluster.Name][]metric.AddOption
+	eval []*count
+	fail map[cluster.Name]*count
 }
+
+// count is one series' cumulative value and the attribute set it is observed with.
+type count struct {
+	n    atomic.Int64
+	opts []metric.ObserveOption
+}
+
+// otherCounts are made on first use, under a lock, for results the config did not
+// prepare (never on the prepared path).
+type otherCounts struct {
+	mu         sync.Mutex
+	eval, fail map[otherKey]*count
+	// evalOrder and failOrder are the counts in the order they were made.
+	evalOrder, failOrder []*count
+}
+
+type otherKey struct{ c, step, label string }
 
 // outcomeIndex is o's index in rules.Outcomes (stepAttrs.eval's).
 func outcomeIndex(o rules.Outcome) (int, bool) {
@@ -72,20 +103,24 @@ func newTelemetry(set component.TelemetrySettings, id attribute.KeyValue) (*tele
 	return t, nil
 }
 
-// prepare builds the attribute sets of every case, step and outcome of the config; it is
-// called once, before the engine records anything.
+// prepare builds the counts and attribute sets of every case, step and outcome of the
+// config; it is called once, before the engine records anything.
 func (t *telemetry) prepare(cases map[string][]string) {
 	t.steps = make(map[stepKey]*stepAttrs)
-	for c, steps := range cases {
-		for _, s := range steps {
-			sa := &stepAttrs{eval: make([][]metric.AddOption, len(rules.Outcomes)), fail: make(map[cluster.Name][]metric.AddOption)}
+	for _, c := range slices.Sorted(maps.Keys(cases)) {
+		for _, s := range cases[c] {
+			if t.steps[stepKey{c, s}] != nil {
+				continue
+			}
+			sa := &stepAttrs{eval: make([]*count, len(rules.Outcomes)), fail: make(map[cluster.Name]*count)}
 			for i, o := range rules.Outcomes {
-				sa.eval[i] = []metric.AddOption{t.newEvalAttrs(c, s, o)}
+				sa.eval[i] = &count{opts: []metric.ObserveOption{t.newEvalAttrs(c, s, o)}}
 			}
 			for _, cl := range cluster.Names() {
-				sa.fail[cl] = []metric.AddOption{t.newFailAttrs(c, s, cl)}
+				sa.fail[cl] = &count{opts: []metric.ObserveOption{t.newFailAttrs(c, s, cl)}}
 			}
 			t.steps[stepKey{c, s}] = sa
+			t.ordered = append(t.ordered, sa)
 		}
 	}
 }
@@ -94,48 +129,83 @@ func (t *telemetry) attrs(kvs ...attribute.KeyValue) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(append(kvs, t.id)...))
 }
 
-// evalAttrs is the attribute set of a rule evaluation's data point.
-func (t *telemetry) evalAttrs(c, step string, o rules.Outcome) []metric.AddOption {
-	if i, ok := outcomeIndex(o); ok {
-		if sa := t.steps[stepKey{c, step}]; sa != nil {
-			return sa.eval[i]
-		}
-	}
-	return []metric.AddOption{t.newEvalAttrs(c, step, o)}
-}
-
 func (t *telemetry) newEvalAttrs(c, step string, o rules.Outcome) metric.MeasurementOption {
 	return t.attrs(attribute.String("case", c), attribute.String("step", step), attribute.String("outcome", string(o)))
 }
 
 // result counts one result by its case, step and outcome, and a failure by its cluster
 // too (a bounded set: config names and the cluster catalogue).
-func (t *telemetry) result(ctx context.Context, r *rules.Result) {
+func (t *telemetry) result(r *rules.Result) {
 	sa := t.steps[stepKey{r.Case, r.Step}]
-	i, ok := outcomeIndex(r.Outcome)
-	if sa != nil && ok {
-		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, sa.eval[i]...)
+	if i, ok := outcomeIndex(r.Outcome); ok && sa != nil {
+		sa.eval[i].n.Add(1)
 	} else {
-		t.tb.ExporterAssertionEvaluations.Add(ctx, 1, t.newEvalAttrs(r.Case, r.Step, r.Outcome))
+		t.other.add(&t.other.eval, &t.other.evalOrder, otherKey{r.Case, r.Step, string(r.Outcome)},
+			func() metric.MeasurementOption { return t.newEvalAttrs(r.Case, r.Step, r.Outcome) })
 	}
 	if r.Outcome != rules.Fail {
 		return
 	}
 	cl := r.Cluster.Or()
-	if opts, ok := sa.failAttrs(cl); ok {
-		t.tb.ExporterAssertionFailures.Add(ctx, 1, opts...)
-		return
+	if sa != nil {
+		if c := sa.fail[cl]; c != nil {
+			c.n.Add(1)
+			return
+		}
 	}
-	t.tb.ExporterAssertionFailures.Add(ctx, 1, t.newFailAttrs(r.Case, r.Step, cl))
+	t.other.add(&t.other.fail, &t.other.failOrder, otherKey{r.Case, r.Step, string(cl)},
+		func() metric.MeasurementOption { return t.newFailAttrs(r.Case, r.Step, cl) })
 }
 
-// failAttrs are the step's prepared failure attributes of cluster cl (ok false: none).
-func (sa *stepAttrs) failAttrs(cl cluster.Name) ([]metric.AddOption, bool) {
-	if sa == nil {
-		return nil, false
+// add counts one result of key in *m, making its count (with the attribute set attrs
+// makes) on first use.
+func (o *otherCounts) add(m *map[otherKey]*count, order *[]*count, key otherKey, attrs func() metric.MeasurementOption) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := (*m)[key]
+	if c == nil {
+		if *m == nil {
+			*m = make(map[otherKey]*count)
+		}
+		c = &count{opts: []metric.ObserveOption{attrs()}}
+		(*m)[key] = c
+		*order = append(*order, c)
 	}
-	opts, ok := sa.fail[cl]
-	return opts, ok
+	c.n.Add(1)
+}
+
+func (o *otherCounts) observe(obs metric.Int64Observer, order *[]*count) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range *order {
+		obs.Observe(c.n.Load(), c.opts...)
+	}
+}
+
+// observeEvaluations reports every prepared evaluation count (from zero: a series the
+// config can produce exists from the start) and the others.
+func (t *telemetry) observeEvaluations(_ context.Context, o metric.Int64Observer) error {
+	for _, sa := range t.ordered {
+		for _, c := range sa.eval {
+			o.Observe(c.n.Load(), c.opts...)
+		}
+	}
+	t.other.observe(o, &t.other.evalOrder)
+	return nil
+}
+
+// observeFailures reports the failure counts there has been a failure of.
+func (t *telemetry) observeFailures(_ context.Context, o metric.Int64Observer) error {
+	names := cluster.Names()
+	for _, sa := range t.ordered {
+		for _, cl := range names {
+			if n := sa.fail[cl].n.Load(); n > 0 {
+				o.Observe(n, sa.fail[cl].opts...)
+			}
+		}
+	}
+	t.other.observe(o, &t.other.failOrder)
+	return nil
 }
 
 func (t *telemetry) newFailAttrs(c, step string, cl cluster.Name) metric.MeasurementOption {
@@ -201,25 +271,28 @@ func (t *telemetry) gateScores(ctx context.Context, scores []gate.WindowScore) {
 	}
 }
 
-// start zero-initializes every series the config can produce.
-func (t *telemetry) start(cases map[string][]string) {
-	ctx := context.Background()
-	for c, steps := range cases {
-		for _, s := range steps {
-			for _, o := range rules.Outcomes {
-				t.tb.ExporterAssertionEvaluations.Add(ctx, 0, t.evalAttrs(c, s, o)...)
-			}
-		}
+// start registers the evaluation and failure callbacks and zero-initializes every other
+// series the config can produce.
+func (t *telemetry) start() error {
+	if err := t.tb.RegisterExporterAssertionEvaluationsCallback(t.observeEvaluations); err != nil {
+		return err
 	}
+	if err := t.tb.RegisterExporterAssertionFailuresCallback(t.observeFailures); err != nil {
+		return err
+	}
+	ctx := context.Background()
 	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(true)...)
 	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(false)...)
 	t.tb.ExporterAssertionLateSpans.Add(ctx, 0, t.only)
 	t.tb.ExporterAssertionReportWriteFailures.Add(ctx, 0, t.only)
 	t.tb.ExporterAssertionEvalTimeouts.Add(ctx, 0, t.only)
 	t.tb.ExporterAssertionZeroTraceIDSpans.Add(ctx, 0, t.only)
+	return nil
 }
 
-func (t *telemetry) shutdown() { t.tb.Shutdown() }
+// The callbacks stay registered after Shutdown: the collector shuts its meter provider
+// down after every component, and that last collection (a push reader's final export)
+// reports the final counts. The provider, and the callbacks with it, end with the service.
 
 func (t *telemetry) lateSpans(ctx context.Context, n int) {
 	t.tb.ExporterAssertionLateSpans.Add(ctx, int64(n), t.only)
@@ -230,7 +303,7 @@ func (t *telemetry) evaluated(ctx context.Context, complete bool, took time.Dura
 	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 1, t.completeAttr(complete)...)
 	t.tb.ExporterAssertionEvalLatency.Record(ctx, took.Microseconds(), t.latency...)
 	for i := range results {
-		t.result(ctx, &results[i])
+		t.result(&results[i])
 	}
 }
 
@@ -256,7 +329,7 @@ func (t *telemetry) startQueue() {
 // when its deterministic results were).
 func (t *telemetry) graded(ctx context.Context, results []rules.Result) {
 	for i := range results {
-		t.result(ctx, &results[i])
+		t.result(&results[i])
 	}
 }
 

@@ -3,10 +3,12 @@
 package metadata
 
 import (
+	"context"
 	"errors"
 	"sync"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/trace"
 
 	"go.opentelemetry.io/collector/component"
@@ -28,8 +30,8 @@ type TelemetryBuilder struct {
 	registrations                        []metric.Registration
 	ExporterAssertionEvalLatency         metric.Int64Histogram
 	ExporterAssertionEvalTimeouts        metric.Int64Counter
-	ExporterAssertionEvaluations         metric.Int64Counter
-	ExporterAssertionFailures            metric.Int64Counter
+	ExporterAssertionEvaluations         metric.Int64ObservableCounter
+	ExporterAssertionFailures            metric.Int64ObservableCounter
 	ExporterAssertionGateScore           metric.Float64Gauge
 	ExporterAssertionGateThreshold       metric.Float64Gauge
 	ExporterAssertionJudgeCalls          metric.Int64Counter
@@ -51,6 +53,46 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterExporterAssertionEvaluationsCallback sets callback for observable ExporterAssertionEvaluations metric.
+func (builder *TelemetryBuilder) RegisterExporterAssertionEvaluationsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAssertionEvaluations, obs: o})
+		return nil
+	}, builder.ExporterAssertionEvaluations)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAssertionFailuresCallback sets callback for observable ExporterAssertionFailures metric.
+func (builder *TelemetryBuilder) RegisterExporterAssertionFailuresCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAssertionFailures, obs: o})
+		return nil
+	}, builder.ExporterAssertionFailures)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+type observerInt64 struct {
+	embedded.Int64Observer
+	inst metric.Int64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveInt64(oi.inst, value, opts...)
 }
 
 // Shutdown unregister all registered callbacks for async instruments.
@@ -84,13 +126,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{traces}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ExporterAssertionEvaluations, err = builder.meter.Int64Counter(
+	builder.ExporterAssertionEvaluations, err = builder.meter.Int64ObservableCounter(
 		"otelcol_exporter_assertion_evaluations",
 		metric.WithDescription("Assertion evaluations, by case, step and outcome (pass, fail, error, skipped). [Development]"),
 		metric.WithUnit("{evaluations}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ExporterAssertionFailures, err = builder.meter.Int64Counter(
+	builder.ExporterAssertionFailures, err = builder.meter.Int64ObservableCounter(
 		"otelcol_exporter_assertion_failures",
 		metric.WithDescription("Failed assertion results, by case, step and failure cluster (dropped_constraint, wrong_dispatch, scope_bleed, integration_skip, recovery_blind, budget_blowout, loop, leak, other). [Development]"),
 		metric.WithUnit("{evaluations}"),

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
@@ -20,10 +21,16 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	require.NoError(t, tb.RegisterExporterAssertionEvaluationsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterExporterAssertionFailuresCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	tb.ExporterAssertionEvalLatency.Record(context.Background(), 1)
 	tb.ExporterAssertionEvalTimeouts.Add(context.Background(), 1)
-	tb.ExporterAssertionEvaluations.Add(context.Background(), 1)
-	tb.ExporterAssertionFailures.Add(context.Background(), 1)
 	tb.ExporterAssertionGateScore.Record(context.Background(), 1)
 	tb.ExporterAssertionGateThreshold.Record(context.Background(), 1)
 	tb.ExporterAssertionJudgeCalls.Add(context.Background(), 1)
