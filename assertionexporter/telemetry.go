@@ -2,6 +2,7 @@ package assertionexporter
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -42,6 +43,9 @@ type telemetry struct {
 	// the counts of results whose case or step the config did not prepare.
 	ordered []*stepAttrs
 	other   otherCounts
+
+	registerOnce sync.Once
+	registerErr  error
 }
 
 type stepKey struct{ c, step string }
@@ -273,12 +277,15 @@ func (t *telemetry) gateScores(ctx context.Context, scores []gate.WindowScore) {
 
 // start registers the evaluation and failure callbacks and zero-initializes every other
 // series the config can produce.
+// Only the first call registers (a second pair of callbacks would report every count twice).
 func (t *telemetry) start() error {
-	if err := t.tb.RegisterExporterAssertionEvaluationsCallback(t.observeEvaluations); err != nil {
-		return err
-	}
-	if err := t.tb.RegisterExporterAssertionFailuresCallback(t.observeFailures); err != nil {
-		return err
+	t.registerOnce.Do(func() {
+		t.registerErr = errors.Join(
+			t.tb.RegisterExporterAssertionEvaluationsCallback(t.observeEvaluations),
+			t.tb.RegisterExporterAssertionFailuresCallback(t.observeFailures))
+	})
+	if t.registerErr != nil {
+		return t.registerErr
 	}
 	ctx := context.Background()
 	t.tb.ExporterAssertionTracesEvaluated.Add(ctx, 0, t.completeAttr(true)...)

@@ -28,6 +28,7 @@ func TestObservedCounts(t *testing.T) {
 	require.NoError(t, err)
 	tel.prepare(map[string][]string{"weather": {"ASSERT_AGENT_TOPOLOGY#1"}})
 	require.NoError(t, tel.start())
+	require.NoError(t, tel.start()) // a second start registers nothing more
 
 	results := []rules.Result{
 		{Case: "weather", Step: "ASSERT_AGENT_TOPOLOGY#1", Outcome: rules.Pass},
