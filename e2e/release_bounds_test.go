@@ -65,8 +65,11 @@ func startReleasePair(t *testing.T, quiet, maxWait string) *releasePair {
 	}
 	t2 := startInstance(t, bin, "tier2", renderConfig(t, d2, "release_tier2.yaml.tmpl", p2), p2.HealthPort, p2.MetricsPort)
 	t2.spansPath = p2.SpansPath
-	t1 := startInstance(t, bin, "tier1", renderConfig(t, d1, "release_tier1.yaml.tmpl", p1), p1.HealthPort, p1.MetricsPort)
+	// Tier 2 listens before tier 1 starts: a gRPC client whose first dial is refused waits
+	// out a reconnect backoff, and an export in that window fails at once; at SIGTERM the
+	// exporter drops it instead of retrying (seen on a loaded CI machine).
 	t2.col.waitReady(t, t2.healthURL)
+	t1 := startInstance(t, bin, "tier1", renderConfig(t, d1, "release_tier1.yaml.tmpl", p1), p1.HealthPort, p1.MetricsPort)
 	t1.col.waitReady(t, t1.healthURL)
 	return &releasePair{tier1: t1, tier2: t2, tracesURL: fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p1.HTTPPort)}
 }

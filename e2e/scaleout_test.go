@@ -102,10 +102,12 @@ func TestScaleOutTwoTier(t *testing.T) {
 	if err := os.Mkdir(d1, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lb := startInstance(t, bin, "tier1", renderConfig(t, d1, "tier1.yaml.tmpl", t1), t1.HealthPort, t1.MetricsPort)
-	for _, in := range append([]*instance{lb}, backends...) {
+	// The backends listen before tier 1 dials them (see startReleasePair).
+	for _, in := range backends {
 		in.col.waitReady(t, in.healthURL)
 	}
+	lb := startInstance(t, bin, "tier1", renderConfig(t, d1, "tier1.yaml.tmpl", t1), t1.HealthPort, t1.MetricsPort)
+	lb.col.waitReady(t, lb.healthURL)
 	t.Logf("three collectors ready after %s", time.Since(began).Round(time.Millisecond))
 
 	senders := newSenders(t, t1, scaleOutClients)

@@ -175,7 +175,9 @@ func TestReadParamsIsParams(t *testing.T) {
 			}
 		}
 	}
-	require.Greater(t, len(args), 150)
+	// The 28 edge cases and the 94 tool-call arguments of the bundled captures (more with the
+	// shared corpus beside the checkout, which a fresh clone does not have).
+	require.GreaterOrEqual(t, len(args), 122)
 	for _, a := range args {
 		scanned := readParams(&ToolCall{Args: Value{Text: a}})
 		decoded := (&ToolCall{Args: Value{Text: a}}).Params()
