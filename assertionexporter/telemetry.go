@@ -3,8 +3,6 @@ package assertionexporter
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,10 +37,9 @@ type telemetry struct {
 	complete [2][]metric.AddOption
 	latency  []metric.RecordOption
 	steps    map[stepKey]*stepAttrs
-	// ordered holds the prepared steps in a fixed order, for the callbacks; other holds
-	// the counts of results whose case or step the config did not prepare.
-	ordered []*stepAttrs
-	other   otherCounts
+	// otherEval and otherFail count the results whose case or step the config did not
+	// prepare.
+	otherEval, otherFail lazyCounts
 
 	registerOnce sync.Once
 	registerErr  error
@@ -69,13 +66,11 @@ type count struct {
 	opts []metric.ObserveOption
 }
 
-// otherCounts are made on first use, under a lock, for results the config did not
-// prepare (never on the prepared path).
-type otherCounts struct {
-	mu         sync.Mutex
-	eval, fail map[otherKey]*count
-	// evalOrder and failOrder are the counts in the order they were made.
-	evalOrder, failOrder []*count
+// lazyCounts are made on first use, under a lock, for results the config did not prepare
+// (never on the prepared path).
+type lazyCounts struct {
+	mu    sync.Mutex
+	byKey map[otherKey]*count
 }
 
 type otherKey struct{ c, step, label string }
@@ -111,11 +106,8 @@ func newTelemetry(set component.TelemetrySettings, id attribute.KeyValue) (*tele
 // config; it is called once, before the engine records anything.
 func (t *telemetry) prepare(cases map[string][]string) {
 	t.steps = make(map[stepKey]*stepAttrs)
-	for _, c := range slices.Sorted(maps.Keys(cases)) {
-		for _, s := range cases[c] {
-			if t.steps[stepKey{c, s}] != nil {
-				continue
-			}
+	for c, steps := range cases {
+		for _, s := range steps {
 			sa := &stepAttrs{eval: make([]*count, len(rules.Outcomes)), fail: make(map[cluster.Name]*count)}
 			for i, o := range rules.Outcomes {
 				sa.eval[i] = &count{opts: []metric.ObserveOption{t.newEvalAttrs(c, s, o)}}
@@ -124,7 +116,6 @@ func (t *telemetry) prepare(cases map[string][]string) {
 				sa.fail[cl] = &count{opts: []metric.ObserveOption{t.newFailAttrs(c, s, cl)}}
 			}
 			t.steps[stepKey{c, s}] = sa
-			t.ordered = append(t.ordered, sa)
 		}
 	}
 }
@@ -144,7 +135,7 @@ func (t *telemetry) result(r *rules.Result) {
 	if i, ok := outcomeIndex(r.Outcome); ok && sa != nil {
 		sa.eval[i].n.Add(1)
 	} else {
-		t.other.add(&t.other.eval, &t.other.evalOrder, otherKey{r.Case, r.Step, string(r.Outcome)},
+		t.otherEval.add(otherKey{r.Case, r.Step, string(r.Outcome)},
 			func() metric.MeasurementOption { return t.newEvalAttrs(r.Case, r.Step, r.Outcome) })
 	}
 	if r.Outcome != rules.Fail {
@@ -157,58 +148,56 @@ func (t *telemetry) result(r *rules.Result) {
 			return
 		}
 	}
-	t.other.add(&t.other.fail, &t.other.failOrder, otherKey{r.Case, r.Step, string(cl)},
+	t.otherFail.add(otherKey{r.Case, r.Step, string(cl)},
 		func() metric.MeasurementOption { return t.newFailAttrs(r.Case, r.Step, cl) })
 }
 
-// add counts one result of key in *m, making its count (with the attribute set attrs
-// makes) on first use.
-func (o *otherCounts) add(m *map[otherKey]*count, order *[]*count, key otherKey, attrs func() metric.MeasurementOption) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	c := (*m)[key]
+// add counts one result of key, making its count (with the attribute set attrs makes) on
+// first use.
+func (l *lazyCounts) add(key otherKey, attrs func() metric.MeasurementOption) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.byKey[key]
 	if c == nil {
-		if *m == nil {
-			*m = make(map[otherKey]*count)
+		if l.byKey == nil {
+			l.byKey = make(map[otherKey]*count)
 		}
 		c = &count{opts: []metric.ObserveOption{attrs()}}
-		(*m)[key] = c
-		*order = append(*order, c)
+		l.byKey[key] = c
 	}
 	c.n.Add(1)
 }
 
-func (o *otherCounts) observe(obs metric.Int64Observer, order *[]*count) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, c := range *order {
-		obs.Observe(c.n.Load(), c.opts...)
+func (l *lazyCounts) observe(o metric.Int64Observer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.byKey {
+		o.Observe(c.n.Load(), c.opts...)
 	}
 }
 
 // observeEvaluations reports every prepared evaluation count (from zero: a series the
 // config can produce exists from the start) and the others.
 func (t *telemetry) observeEvaluations(_ context.Context, o metric.Int64Observer) error {
-	for _, sa := range t.ordered {
+	for _, sa := range t.steps {
 		for _, c := range sa.eval {
 			o.Observe(c.n.Load(), c.opts...)
 		}
 	}
-	t.other.observe(o, &t.other.evalOrder)
+	t.otherEval.observe(o)
 	return nil
 }
 
 // observeFailures reports the failure counts there has been a failure of.
 func (t *telemetry) observeFailures(_ context.Context, o metric.Int64Observer) error {
-	names := cluster.Names()
-	for _, sa := range t.ordered {
-		for _, cl := range names {
-			if n := sa.fail[cl].n.Load(); n > 0 {
-				o.Observe(n, sa.fail[cl].opts...)
+	for _, sa := range t.steps {
+		for _, c := range sa.fail {
+			if n := c.n.Load(); n > 0 {
+				o.Observe(n, c.opts...)
 			}
 		}
 	}
-	t.other.observe(o, &t.other.failOrder)
+	t.otherFail.observe(o)
 	return nil
 }
 
