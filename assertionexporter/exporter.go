@@ -271,7 +271,7 @@ func (e *assertionExporter) evaluateTraces(ctx context.Context, td ptrace.Traces
 			buf = e.resultsBuffer()
 			ev = e.checkUpstream(ctx, id, e.eval.EvaluateOutcomesTo(ctx, g, sc.Complete, *buf))
 		} else {
-			ev = e.checkUpstream(ctx, id, e.evaluate(ctx, g, sc.Complete))
+			ev = e.checkUpstream(ctx, id, e.eval.EvaluateDeferred(ctx, g, sc.Complete))
 		}
 		if e.verdictsOut {
 			rules.Redact(ev.Now, e.policy)
@@ -290,7 +290,7 @@ func (e *assertionExporter) evaluateTraces(ctx context.Context, td ptrace.Traces
 			tv.Pending = ev.Grading.Len()
 		}
 		tv.Results = ev.Now
-		if buf != nil && ev.Grading == nil && !keepAll {
+		if buf != nil && ev.Grading == nil {
 			// Counted and observed: nothing holds these results any more.
 			*buf = ev.Now[:0]
 			clear((*buf)[:cap(*buf)])
@@ -323,18 +323,7 @@ func (e *assertionExporter) resultsBuffer() *[]rules.Result {
 	if b, ok := e.results.Get().(*[]rules.Result); ok {
 		return b
 	}
-	b := make([]rules.Result, 0, e.eval.ResultsCap())
-	return &b
-}
-
-// evaluate is one trace's evaluation. When nothing but the metrics reads the results (no
-// verdict logs, no report, no JSON lines, no in-process reader of results or verdicts),
-// they are evaluated for their outcomes alone: the texts that say why are never built.
-func (e *assertionExporter) evaluate(ctx context.Context, g *agentgraph.Graph, complete bool) rules.Evaluation {
-	if e.metricsOnly() {
-		return e.eval.EvaluateOutcomes(ctx, g, complete)
-	}
-	return e.eval.EvaluateDeferred(ctx, g, complete)
+	return new([]rules.Result) // the evaluation sizes it
 }
 
 // metricsOnly reports whether the metrics are the only output of the results: they read

@@ -13,7 +13,7 @@ import (
 	tr "github.com/otelcol-handoff/otelcol-handoff/internal/rules/rulestest"
 )
 
-// TestEvaluateOutcomes: evaluated for the outcomes alone (EvaluateOutcomes, the exporter
+// TestEvaluateOutcomes: evaluated for the outcomes alone (EvaluateOutcomesTo, the exporter
 // whose metrics are its only output), every result has the case, step, action, outcome,
 // cluster and rubric fields it has with its texts (EvaluateDeferred), in the same order,
 // and no signature. Rules that pass and rules that fail (testdata/outcomes.yaml) on every
@@ -67,7 +67,7 @@ func sameOutcomes(t *testing.T, ev *Evaluator, g *agentgraph.Graph, name string)
 	t.Helper()
 	ctx := context.Background()
 	loud := ev.EvaluateDeferred(ctx, g, true)
-	quiet := ev.EvaluateOutcomes(ctx, g, true)
+	quiet := ev.EvaluateOutcomesTo(ctx, g, true, nil)
 	require.Nil(t, loud.Grading, name)
 	require.Nil(t, quiet.Grading, name)
 	require.Len(t, quiet.Now, len(loud.Now), name)

@@ -199,23 +199,17 @@ func (e *Evaluator) EvaluateDeferred(ctx context.Context, g *agentgraph.Graph, c
 	return e.evaluateDeferred(ctx, g, complete, false, nil)
 }
 
-// EvaluateOutcomes is EvaluateDeferred for a caller that reads only each result's case,
+// EvaluateOutcomesTo is EvaluateDeferred for a caller that reads only each result's case,
 // step, outcome and cluster (the exporter when its metrics are its only output): the same
 // outcomes and clusters, without the texts that say why (Actual, Message, Spans and the
 // signature stay empty where a check kind can leave them so; see check.Trace.Quiet).
-func (e *Evaluator) EvaluateOutcomes(ctx context.Context, g *agentgraph.Graph, complete bool) Evaluation {
-	return e.evaluateDeferred(ctx, g, complete, true, nil)
-}
-
-// EvaluateOutcomesTo is EvaluateOutcomes collecting the results in buf's storage (from its
-// start) when it holds them all (ResultsCap), so a caller that is done with a trace's
-// results before the next can keep reusing one buffer.
+//
+// It collects the results in buf's storage (from its start) when it holds them all, else in
+// new storage, so a caller done with a trace's results before the next can reuse it (nil:
+// new storage).
 func (e *Evaluator) EvaluateOutcomesTo(ctx context.Context, g *agentgraph.Graph, complete bool, buf []Result) Evaluation {
 	return e.evaluateDeferred(ctx, g, complete, true, buf)
 }
-
-// ResultsCap is how many results the live cases give a trace every one of them selects.
-func (e *Evaluator) ResultsCap() int { return e.results }
 
 func (e *Evaluator) evaluateDeferred(ctx context.Context, g *agentgraph.Graph, complete, quiet bool, buf []Result) Evaluation {
 	tc, cancel := e.newTraceCache(ctx, g)
