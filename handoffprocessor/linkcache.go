@@ -105,10 +105,7 @@ func (c *linkCache) remember(g *agentgraph.Graph) {
 			c.held = map[pcommon.SpanID]uint32{}
 		}
 		held = c.held
-		clear(held)
-		for i := c.entries[e].head; i != noSlot; i = c.ring[i].after {
-			held[c.ring[i].span] = i
-		}
+		c.indexChain(held, e)
 	} else {
 		e = c.newEntry(g.TraceID)
 	}
@@ -122,19 +119,17 @@ func (c *linkCache) remember(g *agentgraph.Graph) {
 			// The new slot's name is counted before an old one is let go: they may be the
 			// same.
 			c.names.ref(agent)
-			if held != nil {
-				if i, ok := held[id]; ok {
-					sl := &c.ring[i]
-					c.names.unref(sl.agent)
-					sl.sender, sl.agent = t.SpanID, agent
-					continue
-				}
+			if at, ok := held[id]; ok {
+				sl := &c.ring[at]
+				c.names.unref(sl.agent)
+				sl.sender, sl.agent = t.SpanID, agent
+				continue
 			}
 			c.add(e, linkSlot{span: id, sender: t.SpanID, agent: agent, trace: e, after: noSlot}, held)
 		}
 	}
 	if c.entries[e].n == 0 {
-		c.dropEntry(e) // its spans were all forgotten again (a cache smaller than the trace)
+		c.dropEntry(e) // a new entry that got no span (no run had spans of its own)
 	}
 }
 
@@ -175,7 +170,7 @@ func (c *linkCache) add(e uint32, sl linkSlot, held map[pcommon.SpanID]uint32) {
 				c.dropEntry(old.trace)
 			}
 		}
-		if old.trace == e && held != nil {
+		if old.trace == e {
 			delete(held, old.span)
 		}
 		c.ring[at] = sl
@@ -225,14 +220,19 @@ func (c *linkCache) find(e uint32, id pcommon.SpanID) (uint32, bool) {
 		if c.index == nil {
 			c.index = map[pcommon.SpanID]uint32{}
 		}
-		clear(c.index)
-		for i := te.head; i != noSlot; i = c.ring[i].after {
-			c.index[c.ring[i].span] = i
-		}
+		c.indexChain(c.index, e)
 		c.indexed, c.indexedAt = e, te.version
 	}
 	at, ok := c.index[id]
 	return at, ok
+}
+
+// indexChain fills m with the slot of each span of entry e's chain (and nothing else).
+func (c *linkCache) indexChain(m map[pcommon.SpanID]uint32, e uint32) {
+	clear(m)
+	for i := c.entries[e].head; i != noSlot; i = c.ring[i].after {
+		m[c.ring[i].span] = i
+	}
 }
 
 // agentNames interns agent names: each distinct name is stored once, detached from the

@@ -231,10 +231,11 @@ func (p *handoffProcessor) forwardReleased(ctx context.Context, rs []release) {
 			return nil
 		}
 		if err := p.deliver(ctx, bt); err != nil {
-			// bytes: sized now when no bound needed it before (a batch of one trace).
+			// The data is the downstream's once handed over: its size is logged only when a
+			// bound already measured it (bytes -1: not sized).
 			p.telemetry.releaseFailures(ctx, bt.spans, bt.traces)
 			p.logger.Error("downstream rejected released traces",
-				zap.Int("traces", bt.traces), zap.Int("spans", bt.spans), zap.Int("bytes", bt.size()), zap.Error(err))
+				zap.Int("traces", bt.traces), zap.Int("spans", bt.spans), zap.Int("bytes", bt.bytes), zap.Error(err))
 		}
 		return nil
 	}}

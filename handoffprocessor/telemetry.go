@@ -26,7 +26,7 @@ var (
 )
 
 func init() {
-	for _, t := range []string{triggerRoot, triggerTimeout, triggerEvicted, triggerTooLarge, triggerShutdown, triggerEndOfInput} {
+	for _, t := range releaseTriggers {
 		triggerAttrs[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("trigger", t)))
 	}
 	for _, by := range []string{agentgraph.LinkBySenderTrace, agentgraph.LinkByAttributes, agentgraph.LinkByHandoffSpan} {
@@ -112,9 +112,9 @@ type releaseStats struct {
 // releaseTotals sums the counters of the traces one downstream batch carries, so each is
 // recorded once per batch, not once per trace.
 type releaseTotals struct {
-	traces                                                            [len(releaseTriggers)]int64
-	spans, handoffs, orphans, duplicates, brokenLinks, evicted, large int64
-	links                                                             agentgraph.LinkCounts
+	traces                                            [len(releaseTriggers)]int64
+	spans, handoffs, orphans, duplicates, brokenLinks int64
+	links                                             agentgraph.LinkCounts
 }
 
 // releaseTriggers are the release triggers, in the order releaseTotals counts them.
@@ -129,12 +129,6 @@ func (t *telemetry) add(ctx context.Context, tot *releaseTotals, s releaseStats)
 		}
 	}
 	tot.spans += int64(s.spans)
-	switch s.trigger {
-	case triggerEvicted:
-		tot.evicted++
-	case triggerTooLarge:
-		tot.large++
-	}
 	tot.handoffs += int64(s.handoffs)
 	tot.orphans += int64(s.orphans)
 	tot.duplicates += int64(s.duplicates)
@@ -150,35 +144,28 @@ func (t *telemetry) add(ctx context.Context, tot *releaseTotals, s releaseStats)
 
 // released records the counters of a batch's released traces.
 func (t *telemetry) released(ctx context.Context, tot *releaseTotals) {
-	for i, n := range tot.traces {
+	// Counters with nothing to add are left alone (Start zero-initialized them).
+	add := func(c metric.Int64Counter, n int64, opts ...metric.AddOption) {
 		if n > 0 {
-			t.tb.ProcessorHandoffTracesReleased.Add(ctx, n, triggerAttrs[releaseTriggers[i]])
+			c.Add(ctx, n, opts...)
+		}
+	}
+	for i, n := range tot.traces {
+		add(t.tb.ProcessorHandoffTracesReleased, n, triggerAttrs[releaseTriggers[i]])
+		switch releaseTriggers[i] {
+		case triggerEvicted:
+			add(t.tb.ProcessorHandoffTracesEvicted, n)
+		case triggerTooLarge:
+			add(t.tb.ProcessorHandoffTracesTooLarge, n)
 		}
 	}
 	t.tb.ProcessorHandoffSpansReleased.Add(ctx, tot.spans)
-	// Counters with nothing to add are left alone (Start zero-initialized them).
-	for _, c := range [...]struct {
-		counter metric.Int64Counter
-		n       int64
-		by      metric.AddOption // nil: no attribute
-	}{
-		{t.tb.ProcessorHandoffTracesEvicted, tot.evicted, nil},
-		{t.tb.ProcessorHandoffTracesTooLarge, tot.large, nil},
-		{t.tb.ProcessorHandoffHandoffsSynthesized, tot.handoffs, nil},
-		{t.tb.ProcessorHandoffOrphanSpans, tot.orphans, nil},
-		{t.tb.ProcessorHandoffDuplicateSpans, tot.duplicates, nil},
-		{t.tb.ProcessorHandoffBrokenParentLinks, tot.brokenLinks, nil},
-		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.BySenderTrace), resolvedBy[agentgraph.LinkBySenderTrace]},
-		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.ByAttributes), resolvedBy[agentgraph.LinkByAttributes]},
-		{t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.ByHandoffSpan), resolvedBy[agentgraph.LinkByHandoffSpan]},
-		{t.tb.ProcessorHandoffUnresolvedLinks, int64(tot.links.Unresolved), nil},
-	} {
-		switch {
-		case c.n == 0:
-		case c.by != nil:
-			c.counter.Add(ctx, c.n, c.by)
-		default:
-			c.counter.Add(ctx, c.n)
-		}
-	}
+	add(t.tb.ProcessorHandoffHandoffsSynthesized, tot.handoffs)
+	add(t.tb.ProcessorHandoffOrphanSpans, tot.orphans)
+	add(t.tb.ProcessorHandoffDuplicateSpans, tot.duplicates)
+	add(t.tb.ProcessorHandoffBrokenParentLinks, tot.brokenLinks)
+	add(t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.BySenderTrace), resolvedBy[agentgraph.LinkBySenderTrace])
+	add(t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.ByAttributes), resolvedBy[agentgraph.LinkByAttributes])
+	add(t.tb.ProcessorHandoffResolvedLinks, int64(tot.links.ByHandoffSpan), resolvedBy[agentgraph.LinkByHandoffSpan])
+	add(t.tb.ProcessorHandoffUnresolvedLinks, int64(tot.links.Unresolved))
 }
