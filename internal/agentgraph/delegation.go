@@ -357,8 +357,7 @@ func llmOutputPlaces(chains Chains) Chain {
 // dispatchPayloads fills Said and Payload of every edge: the text the sender's LLM response
 // carried with the dispatch call (a transfer or agent-as-tool call), and what crossed the
 // handoff (Reason, plus Said).
-func (g *Graph) dispatchPayloads(chains Chains) {
-	var places Chain
+func (g *Graph) dispatchPayloads() {
 	calls := g.llmRequests()
 	ix := g.ix
 	for _, e := range g.Edges {
@@ -367,25 +366,20 @@ func (g *Graph) dispatchPayloads(chains Chains) {
 		if e.Via == nil || e.Via.Role != RoleTool || e.From.Remote != nil || e.Via.call == nil || e.Via.call.Delegation == "" {
 			continue
 		}
-		if places == nil {
-			places = llmOutputPlaces(chains)
-		}
 		llm := requestingLLM(e.From, e.Via, calls, &g.work)
 		if llm == nil {
 			continue
 		}
-		var resp Value
-		if ix != nil {
-			resp = ix.resolve(llm, &ix.cc.llmOutput, nil, nil)
-		} else {
-			resp = resolve(llm.Pdata, places, nil)
-		}
+		resp := ix.resolve(llm, &ix.cc.llmOutput, nil, nil)
 		if !resp.Found() || !mayHoldText(resp.Text) {
 			continue
 		}
 		// An LLM span whose response does not hold the call is no witness of what was said
 		// with it (Mastra's model_generation spans the whole multi-step run).
-		if text := responseText(resp.Text); text != "" && requests(calls.of(llm), e.Via.call.Name) {
+		if !requests(calls.of(llm), e.Via.call.Name) {
+			continue
+		}
+		if text := responseText(resp.Text); text != "" {
 			e.Said = Value{Text: text, Source: "llm:" + resp.Source}
 			e.Payload = payloadOf(e.Reason, e.Said)
 		}

@@ -268,11 +268,12 @@ func (g *Graph) detectEdges(chains Chains) {
 		return nil
 	}
 
+	ix := g.ix
 	for _, s := range g.Spans {
 		if s.Role != RoleHandoff || isReplayedRemoteHandoff(s) { // cross-trace: links.go
 			continue
 		}
-		to := resolve(s.Pdata, chains.HandoffTo, nil)
+		to := ix.resolve(s, &ix.cc.handoffTo, nil, nil)
 		if !to.Found() {
 			m := oiHandoff.FindStringSubmatch(s.Pdata.Name())
 			if m == nil {
@@ -280,7 +281,7 @@ func (g *Graph) detectEdges(chains Chains) {
 			}
 			to = Value{Text: m[1], Source: "span.name"}
 		}
-		from := resolve(s.Pdata, chains.HandoffFrom, nil)
+		from := ix.resolve(s, &ix.cc.handoffFrom, nil, nil)
 		recv := firstAfter(to.Text, s, nil)
 		if recv == nil {
 			continue
@@ -299,7 +300,7 @@ func (g *Graph) detectEdges(chains Chains) {
 		}
 		g.addEdge(&Edge{
 			From: sender, To: recv, Detection: detection, Via: s,
-			Reason: resolve(s.Pdata, chains.HandoffReason, nil),
+			Reason: ix.resolve(s, &ix.cc.handoffReason, nil, nil),
 		})
 	}
 
@@ -358,7 +359,7 @@ func (g *Graph) detectEdges(chains Chains) {
 		g.addEdge(e)
 	}
 	g.inferSiblingEdges()
-	g.dispatchPayloads(chains)
+	g.dispatchPayloads()
 	byReceiver := func(a, b *Edge) int { return cmp.Compare(a.To.Index, b.To.Index) }
 	slices.SortStableFunc(g.Edges, byReceiver)
 	for _, inv := range g.Invocations {

@@ -311,11 +311,7 @@ func jsonPathIn(v pcommon.Value, path string) (string, bool) {
 // renderPathValue renders a raw value found at a KEY#a.b place as text: decoded, then
 // re-encoded (strings bare); false when it does not decode or is a capture-off placeholder.
 func renderPathValue(raw string) (string, bool) {
-	var cur any
-	if json.Unmarshal(bytesOf(raw), &cur) != nil {
-		return "", false
-	}
-	t := jsonText(cur)
+	t := rawText(raw)
 	if absent(t) {
 		return "", false
 	}
