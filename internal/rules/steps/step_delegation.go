@@ -74,9 +74,10 @@ func (s *DelegationStep) Evaluate(run *check.Run, id string) {
 			others[e.From.Name]++
 		}
 	}
+	fail := count < minN || count > maxN
 	if quiet { // the outcome alone
 		r.Outcome = check.Pass
-		if count < minN || count > maxN {
+		if fail {
 			r.Outcome = check.Fail
 			r.Classify(cluster.WrongDispatch)
 		}
@@ -94,7 +95,7 @@ func (s *DelegationStep) Evaluate(run *check.Run, id string) {
 		r.Actual += fmt.Sprintf(" (other senders to %s: %s)", s.AgentName, check.FormatCounts(others))
 	}
 	var problems []string
-	if count < minN || count > maxN {
+	if fail {
 		problems = append(problems, fmt.Sprintf("expected %s delegating to %s %s times, saw %s", from, s.AgentName, bounds, r.Actual))
 	}
 	check.Verdict(&r, problems, fmt.Sprintf("%s delegated to %s %d times", from, s.AgentName, count))

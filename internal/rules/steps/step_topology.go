@@ -66,24 +66,18 @@ func (s *TopologyStep) Evaluate(run *check.Run, id string) {
 	r := run.NewResult(id, check.ActionTopology)
 	g := run.Trace.G
 	run.DAG = g
-	if run.Trace.Quiet { // the outcome alone
-		r.Outcome = check.Pass
-		if len(g.Invocations) == 0 || s.tooDeep(g) || len(s.forbiddenCycles(g)) > 0 || len(s.loopProblems(g)) > 0 {
-			r.Outcome = check.Fail
-			r.Classify(topologyCluster(g))
+	quiet := run.Trace.Quiet // the outcome alone: no texts
+	if !quiet {
+		r.Expected = s.expected()
+		cycles := "none"
+		if len(g.Cycles) > 0 {
+			cycles = cycleList(g.Cycles)
 		}
-		run.Out.Add(r)
-		return
-	}
-	r.Expected = s.expected()
-	cycles := "none"
-	if len(g.Cycles) > 0 {
-		cycles = cycleList(g.Cycles)
-	}
-	r.Actual = fmt.Sprintf("%d agent invocations, %d handoffs, depth %d, cycles %s",
-		len(g.Invocations), len(g.Edges), g.Depth, cycles)
-	for _, inv := range g.Invocations {
-		r.Spans = append(r.Spans, inv.Span.ID.String())
+		r.Actual = fmt.Sprintf("%d agent invocations, %d handoffs, depth %d, cycles %s",
+			len(g.Invocations), len(g.Edges), g.Depth, cycles)
+		for _, inv := range g.Invocations {
+			r.Spans = append(r.Spans, inv.Span.ID.String())
+		}
 	}
 	var problems []string
 	if len(g.Invocations) == 0 {
@@ -96,7 +90,11 @@ func (s *TopologyStep) Evaluate(run *check.Run, id string) {
 		problems = append(problems, "delegation cycle among agents "+cycleList(forbidden))
 	}
 	problems = append(problems, s.loopProblems(g)...)
-	check.Verdict(&r, problems, "topology ok: "+r.Actual)
+	ok := ""
+	if !quiet {
+		ok = "topology ok: " + r.Actual
+	}
+	check.Verdict(&r, problems, ok)
 	r.Classify(topologyCluster(g))
 	run.Out.Add(r)
 }
