@@ -201,7 +201,9 @@ func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, ra
 	cfg := filepath.Join(dir, "config.yaml")
 	config := fmt.Sprintf(p.Config, otlpPort, healthPort, metricsPort)
 	if o.ProfileDir != "" {
-		config = withPprof(config, pprofPort)
+		if config, err = withPprof(config, pprofPort); err != nil {
+			return r, err
+		}
 	}
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		return r, err
@@ -321,10 +323,15 @@ func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, ra
 	return r, nil
 }
 
-// withPprof adds the pprof extension on port to a pipeline's config.
-func withPprof(config string, port int) string {
-	config = strings.Replace(config, "extensions: {health_check:", fmt.Sprintf("extensions: {pprof: {endpoint: \"127.0.0.1:%d\"}, health_check:", port), 1)
-	return strings.Replace(config, "extensions: [health_check]", "extensions: [health_check, pprof]", 1)
+// withPprof adds the pprof extension on port to a pipeline's config (the service section
+// of pipelines.go); an error when that section no longer reads as it expects.
+func withPprof(config string, port int) (string, error) {
+	const defined, enabled = "extensions: {health_check:", "extensions: [health_check]"
+	if !strings.Contains(config, defined) || !strings.Contains(config, enabled) {
+		return "", fmt.Errorf("loadtest: cannot add the pprof extension: the config has no %q and %q", defined, enabled)
+	}
+	config = strings.Replace(config, defined, fmt.Sprintf("extensions: {pprof: {endpoint: \"127.0.0.1:%d\"}, health_check:", port), 1)
+	return strings.Replace(config, enabled, "extensions: [health_check, pprof]", 1), nil
 }
 
 // fetchProfile saves one profile of the pprof extension.

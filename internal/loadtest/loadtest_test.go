@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -23,5 +24,24 @@ func TestOptionsErrorsNameTheField(t *testing.T) {
 	_, err = Execute(context.Background(), Options{Binary: "x", Duration: 1, Senders: 1, Batch: 1, Templates: 1})
 	if err == nil || !strings.Contains(err.Error(), "rate: 0 and saturation off leave nothing to run") {
 		t.Errorf("rate 0 without saturation: %v", err)
+	}
+}
+
+// TestWithPprofEveryPipeline: --profile adds the pprof extension to every pipeline's config,
+// defined and enabled, and refuses a config whose service section it cannot read.
+func TestWithPprofEveryPipeline(t *testing.T) {
+	for _, p := range Pipelines {
+		config, err := withPprof(fmt.Sprintf(p.Config, 4317, 13133, 8888), 1777)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		for _, want := range []string{`pprof: {endpoint: "127.0.0.1:1777"}`, "extensions: [health_check, pprof]"} {
+			if !strings.Contains(config, want) {
+				t.Errorf("%s: no %q in\n%s", p.Name, want, config)
+			}
+		}
+	}
+	if _, err := withPprof("service: {}", 1777); err == nil {
+		t.Error("a config without the health_check extension: no error")
 	}
 }
