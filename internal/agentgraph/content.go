@@ -39,10 +39,9 @@ var (
 // message text are decoded; the content is decoded only when it is none of the formats.
 func ContentValue(text string, roles MessageRoles) any {
 	t := strings.TrimSpace(text)
-	if t != "" && (t[0] == '[' || t[0] == '{') && validJSON(t) {
+	if valid, fit := jsonContainer(t); valid {
 		var v any
 		decoded := false
-		fit := numbersInRange(t)
 		if !fit {
 			// A number out of range may sit in a member a later duplicate key replaces:
 			// the decoded value decides, as a decoded map keeps only the last.
@@ -68,6 +67,15 @@ func ContentValue(text string, roles MessageRoles) any {
 	return text
 }
 
+// jsonContainer reports whether t is one valid JSON array or object, and whether every
+// number in it fits a float64 (checkJSON).
+func jsonContainer(t string) (valid, fits bool) {
+	if t == "" || (t[0] != '[' && t[0] != '{') {
+		return false, false
+	}
+	return checkJSON(t)
+}
+
 // ContentPreview is ContentValue(text, roles) cut to what the first n bytes of its JSON
 // encoding (encoding/json's: map keys sorted, HTML escaped) show: the members and elements
 // whose encoding starts after those bytes are left out, so that the two encodings agree on
@@ -75,7 +83,7 @@ func ContentValue(text string, roles MessageRoles) any {
 // kept to n bytes needs no more, and the rest of the content is not decoded.
 func ContentPreview(text string, roles MessageRoles, n int) any {
 	t := strings.TrimSpace(text)
-	if t == "" || (t[0] != '[' && t[0] != '{') || !validJSON(t) || !numbersInRange(t) {
+	if valid, fit := jsonContainer(t); !valid || !fit {
 		return ContentValue(text, roles)
 	}
 	// As ContentValue when every number fits: the message text, parsed when it parses,

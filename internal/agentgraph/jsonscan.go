@@ -26,28 +26,8 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 // JSON value (validJSON, json.Valid's verdict) and every number in it is within float64's
 // range.
 func decodable(raw string) bool {
-	return validJSON(raw) && numbersInRange(raw)
-}
-
-// numbersInRange reports whether every number of the valid JSON text raw parses as a
-// float64 (only a number with an exponent or more than 300 digits can fail).
-func numbersInRange(raw string) bool {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		switch {
-		case c == '"':
-			i = skipString(raw, i)
-		case c == '-' || (c >= '0' && c <= '9'):
-			j := skipValue(raw, i)
-			if tok := raw[i:j]; (len(tok) > 300 || strings.ContainsAny(tok, "eE")) && !floatFits(tok) {
-				return false
-			}
-			i = j
-		default:
-			i++
-		}
-	}
-	return true
+	valid, fits := checkJSON(raw)
+	return valid && fits
 }
 
 func floatFits(tok string) bool {

@@ -6,16 +6,25 @@ package agentgraph
 // responses before reading a few members of them (jsonPath, decodable). Like json.Valid,
 // it does not check that strings are valid UTF-8.
 func validJSON(s string) bool {
-	i, ok := validValue(s, skipSpace(s, 0), 0)
-	return ok && skipSpace(s, i) == len(s)
+	valid, _ := checkJSON(s)
+	return valid
+}
+
+// checkJSON is validJSON, and whether every number in s parses as a float64 (what
+// json.Unmarshal into an any needs besides; only a number with an exponent or more than
+// 300 digits can fail), in one pass.
+func checkJSON(s string) (valid, fits bool) {
+	fits = true
+	i, ok := validValue(s, skipSpace(s, 0), 0, &fits)
+	return ok && skipSpace(s, i) == len(s), fits
 }
 
 // maxJSONDepth is encoding/json's nesting limit.
 const maxJSONDepth = 10000
 
 // validValue checks the value starting at s[i] (no white space before it); it returns the
-// index after it.
-func validValue(s string, i, depth int) (int, bool) {
+// index after it, and clears *fits at a number out of float64's range.
+func validValue(s string, i, depth int, fits *bool) (int, bool) {
 	if i >= len(s) {
 		return i, false
 	}
@@ -39,7 +48,7 @@ func validValue(s string, i, depth int) (int, bool) {
 					return i, false
 				}
 			}
-			if i, ok = validValue(s, i, depth+1); !ok {
+			if i, ok = validValue(s, i, depth+1, fits); !ok {
 				return i, false
 			}
 			if i = skipSpace(s, i); i >= len(s) {
@@ -63,7 +72,7 @@ func validValue(s string, i, depth int) (int, bool) {
 	case c == 'n':
 		return validLiteral(s, i, "null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		return validNumber(s, i)
+		return validNumber(s, i, fits)
 	}
 	return i, false
 }
@@ -126,7 +135,9 @@ func validString(s string, i int) (int, bool) {
 }
 
 // validNumber checks the number starting at s[i]: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(s string, i int) (int, bool) {
+// and clears *fits when it does not parse as a float64.
+func validNumber(s string, i int, fits *bool) (int, bool) {
+	start := i
 	if s[i] == '-' {
 		i++
 	}
@@ -145,7 +156,8 @@ func validNumber(s string, i int) (int, bool) {
 		}
 		i = j
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+	exp := i < len(s) && (s[i] == 'e' || s[i] == 'E')
+	if exp {
 		i++
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
@@ -155,6 +167,9 @@ func validNumber(s string, i int) (int, bool) {
 			return j, false
 		}
 		i = j
+	}
+	if *fits && (exp || i-start > 300) && !floatFits(s[start:i]) {
+		*fits = false
 	}
 	return i, true
 }
