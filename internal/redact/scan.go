@@ -56,7 +56,11 @@ var classes = func() (t [1 << 5][256]uint8) {
 			}
 		}
 		start(bitCard, "0123456789")
-		start(bitAPIKey, "sAgx")
+		if uint8(enabled)&bitAPIKey != 0 {
+			for _, k := range keyShapes {
+				c[k.prefix[0]] |= cStart
+			}
+		}
 		start(bitBearer, "Bb")
 		start(bitJWT, "e")
 		if uint8(enabled)&bitEmail != 0 {
@@ -99,12 +103,12 @@ func scan(s string, enabled uint8, out []span) []span {
 			}
 		} else {
 			end, mask := i, ""
-			switch c {
-			case 's', 'A', 'g', 'x':
+			switch {
+			case keyShapesByFirst[c] != nil:
 				end, mask = apiKey(s, i), maskAPIKey
-			case 'B', 'b':
+			case c == 'B' || c == 'b':
 				end, mask = bearer(s, i), maskBearer
-			case 'e':
+			case c == 'e':
 				end, mask = jwt(s, i), maskJWT
 			}
 			if end > i {
@@ -312,37 +316,18 @@ var keyShapes = []keyShape{
 	{prefix: "xoxs-", body: isB64URL, min: 10},
 }
 
-// Key shapes by their first byte: at most one shape's prefix starts a text.
-var (
-	keyShapesS = keyShapesFrom('s')
-	keyShapesA = keyShapesFrom('A')
-	keyShapesG = keyShapesFrom('g')
-	keyShapesX = keyShapesFrom('x')
-)
-
-func keyShapesFrom(c byte) (ks []keyShape) {
+// keyShapesByFirst are the key shapes by their prefix's first byte: at most one shape's
+// prefix starts a text.
+var keyShapesByFirst = func() (t [256][]keyShape) {
 	for _, k := range keyShapes {
-		if k.prefix[0] == c {
-			ks = append(ks, k)
-		}
+		t[k.prefix[0]] = append(t[k.prefix[0]], k)
 	}
-	return ks
-}
+	return t
+}()
 
 // apiKey returns the end of an API key starting at i, or i.
 func apiKey(s string, i int) int {
-	var ks []keyShape
-	switch s[i] {
-	case 's':
-		ks = keyShapesS
-	case 'A':
-		ks = keyShapesA
-	case 'g':
-		ks = keyShapesG
-	case 'x':
-		ks = keyShapesX
-	}
-	for _, k := range ks {
+	for _, k := range keyShapesByFirst[s[i]] {
 		if end := k.match(s, i); end > i {
 			return end
 		}
