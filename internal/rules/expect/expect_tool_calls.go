@@ -121,21 +121,21 @@ func (te *TraceEval) filterCalls(r *check.Result, e *celexpr.Expr, tool string, 
 	var matched bool
 	var res residual
 	for i, tc := range calls {
-		needArgs := perCall || (len(f.argsSeen) < 3 && !te.Quiet)
+		// The arguments are parsed for the first three shown (not when quiet) and for a call
+		// evaluated here (its error hint reads them even when the expression does not).
+		shown := len(f.argsSeen) < 3 && !te.Quiet
+		evaluated := i == 0 || perCall || te.Deadline.Err() != nil
 		var params map[string]any
 		isObject := false
-		if needArgs {
+		if shown || evaluated {
 			params, isObject = tc.ParsedArgs()
 		}
-		if len(f.argsSeen) < 3 && !te.Quiet {
+		if shown {
 			f.argsSeen = append(f.argsSeen, show(params))
 		}
-		if i == 0 || perCall || te.Deadline.Err() != nil {
+		if evaluated {
 			// at names the call in an error: made only for one.
 			at := func() string { return fmt.Sprintf("%s call %d of %d (span %s)", tool, i+1, len(calls), tc.Span.ID) }
-			if !needArgs {
-				params, isObject = tc.ParsedArgs() // the error hint reads them
-			}
 			if matched, res, ok = te.matchCall(r, e, tc, params, isObject, at); !ok {
 				return f, false
 			}
