@@ -159,8 +159,10 @@ func (g *Graph) usableLink(s *Span, local **localIndex) int {
 // ownerRun is the agent run a span belongs to: its own when it is an agent span, else
 // its nearest agent ancestor's.
 func (g *Graph) ownerRun(s *Span) *Invocation {
-	if inv := g.invocationOf[s]; inv != nil {
-		return inv
+	if s.Role == RoleAgent { // only agent spans have runs (their roles are final by then)
+		if inv := g.invocationOf[s]; inv != nil {
+			return inv
+		}
 	}
 	return s.owner
 }
@@ -329,13 +331,10 @@ func (g *Graph) LinkTargets(fn func(t LinkTarget, spans []pcommon.SpanID)) {
 // grow.
 type LinkSpans struct {
 	runs  []LinkTarget
-	index []int32 // runs[i]'s Invocation.Index
 	spans []pcommon.SpanID
 	ends  []int32 // the spans of the run of index r are spans[ends[r-1]:ends[r]], from 0 for r 0
-	// Scratch: each link target's run and id in g.Spans order, and per preorder position
-	// the index+1 of the run whose own span sits there (0: none).
+	// Scratch: each link target's run and id in g.Spans order.
 	pairs []runSpan
-	mark  []int32
 }
 
 type runSpan struct {
@@ -349,31 +348,20 @@ func (ls *LinkSpans) Len() int { return len(ls.runs) }
 // At is run i and the ids of its spans a link may point at (valid until the next
 // CollectLinkTargets).
 func (ls *LinkSpans) At(i int) (LinkTarget, []pcommon.SpanID) {
-	r := ls.index[i]
 	var from int32
-	if r > 0 {
-		from = ls.ends[r-1]
+	if i > 0 {
+		from = ls.ends[i-1]
 	}
-	return ls.runs[i], ls.spans[from:ls.ends[r]]
+	return ls.runs[i], ls.spans[from:ls.ends[i]]
 }
 
 // CollectLinkTargets gathers into ls what LinkTargets reports, replacing what ls held: the
-// spans grouped by run in one pass and a counting sort, without a map lookup per span.
+// spans grouped by run in one pass and a counting sort.
 func (g *Graph) CollectLinkTargets(ls *LinkSpans) {
-	ls.runs, ls.index, ls.spans, ls.ends, ls.pairs = ls.runs[:0], ls.index[:0], ls.spans[:0], ls.ends[:0], ls.pairs[:0]
+	ls.runs, ls.spans, ls.ends, ls.pairs = ls.runs[:0], ls.spans[:0], ls.ends[:0], ls.pairs[:0]
 	n := len(g.Invocations)
 	if n == 0 {
 		return
-	}
-	// A span is its own run's when the run's span is it: found by preorder position where
-	// the position is the span's (it always is once Build linked the spans), else through
-	// ownerRun's map.
-	ls.mark = slices.Grow(ls.mark[:0], len(g.preorder))[:len(g.preorder)]
-	clear(ls.mark)
-	for _, inv := range g.Invocations {
-		if at := int(inv.Span.pre); at < len(g.preorder) && g.preorder[at] == inv.Span {
-			ls.mark[at] = int32(inv.Index) + 1
-		}
 	}
 	ls.ends = slices.Grow(ls.ends, n)[:n]
 	clear(ls.ends)
@@ -382,17 +370,7 @@ func (g *Graph) CollectLinkTargets(ls *LinkSpans) {
 		if s.Role == RoleLLM || s.Role == RoleHandoff {
 			continue
 		}
-		var inv *Invocation
-		if at := int(s.pre); at < len(g.preorder) && g.preorder[at] == s {
-			if r := ls.mark[at]; r > 0 {
-				inv = g.Invocations[r-1]
-			} else {
-				inv = s.owner
-			}
-		} else {
-			inv = g.ownerRun(s)
-		}
-		if inv != nil && inv.Remote == nil {
+		if inv := g.ownerRun(s); inv != nil && inv.Remote == nil {
 			ls.pairs = append(ls.pairs, runSpan{run: int32(inv.Index), id: s.ID})
 			ls.ends[inv.Index]++
 		}
@@ -414,7 +392,6 @@ func (g *Graph) CollectLinkTargets(ls *LinkSpans) {
 	ls.ends[n-1] = sum
 	for _, inv := range g.Invocations {
 		ls.runs = append(ls.runs, LinkTarget{TraceID: g.TraceID, SpanID: inv.Span.ID, Agent: inv.Name})
-		ls.index = append(ls.index, int32(inv.Index))
 	}
 }
 
