@@ -26,6 +26,10 @@ type Config struct {
 	// MaxTraceSizeBytes bounds one trace's protobuf size (0 = no bound); over it the trace
 	// is released early, like over max_spans_per_trace.
 	MaxTraceSizeBytes int `mapstructure:"max_trace_size_bytes"`
+	// BufferEncoding is how buffered spans are held: proto (their OTLP protobuf encoding,
+	// the default: far less memory) or decoded (the receiver's pdata as it came: no
+	// encode and decode, more memory and GC). README, "Tuning and sizing".
+	BufferEncoding string `mapstructure:"buffer_encoding"`
 	// NumShards splits the buffer into independent loops (0 = one per CPU).
 	NumShards int `mapstructure:"num_shards"`
 	// LateSpanCacheSize is how many released trace ids are remembered to recognize late spans.
@@ -48,6 +52,12 @@ type Config struct {
 
 	_ struct{}
 }
+
+// The buffer encodings (Config.BufferEncoding).
+const (
+	bufferProto   = "proto"
+	bufferDecoded = "decoded"
+)
 
 // defaultContentPolicy: HANDOFF spans carry content with secrets masked.
 const defaultContentPolicy = string(agentgraph.ContentRedact)
@@ -112,6 +122,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, inRange("max_spans_per_trace", c.MaxSpansPerTrace, 1, maxSpansPerTrace))
 	if c.MaxTraceSizeBytes < 0 {
 		errs = append(errs, errors.New("max_trace_size_bytes must not be negative (0 = no bound)"))
+	}
+	if c.BufferEncoding != bufferProto && c.BufferEncoding != bufferDecoded {
+		errs = append(errs, fmt.Errorf("buffer_encoding: must be one of proto, decoded, got %q", c.BufferEncoding))
 	}
 	if c.NumShards < 0 {
 		errs = append(errs, errors.New("num_shards must not be negative (0 = one per CPU)"))

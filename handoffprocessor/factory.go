@@ -23,6 +23,7 @@ func createDefaultConfig() component.Config {
 		MaxWait:           30 * time.Second,
 		NumTraces:         10000,
 		MaxSpansPerTrace:  10000,
+		BufferEncoding:    bufferProto,
 		LateSpanCacheSize: 100000,
 		LinkCacheSize:     100000,
 		Release: ReleaseConfig{

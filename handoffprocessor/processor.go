@@ -146,23 +146,23 @@ func (p *handoffProcessor) hold(traces, spans int64) {
 // workers: its spans came in several requests, acknowledged already.
 func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	frags := splitByTrace(td)
-	if p.cfg.MaxTraceSizeBytes > 0 {
-		var sizer ptrace.ProtoMarshaler
-		for _, f := range frags {
-			f.bytes = sizer.TracesSize(f.data)
-		}
-	}
 	p.mu.RLock()
 	if !p.started || p.closed {
 		p.mu.RUnlock()
 		return p.forwardUnbuffered(ctx, frags)
 	}
 	perShard := make([][]*fragment, len(p.shards))
+	var sizer ptrace.ProtoMarshaler
 	var invalid []*fragment
 	for _, f := range frags {
 		if f.id.IsEmpty() {
 			invalid = append(invalid, f) // no trace to assemble it into
 			continue
+		}
+		if p.cfg.BufferEncoding == bufferProto {
+			encodeFragment(f)
+		} else if p.cfg.MaxTraceSizeBytes > 0 {
+			f.bytes = sizer.TracesSize(f.data)
 		}
 		i := maphash.Comparable(p.seed, f.id) % uint64(len(p.shards))
 		perShard[i] = append(perShard[i], f)

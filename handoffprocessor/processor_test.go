@@ -646,8 +646,14 @@ func TestTooLargeReleasedEarly(t *testing.T) {
 	})
 }
 
-// 4a'. Over max_trace_size_bytes, likewise.
+// 4a'. Over max_trace_size_bytes, likewise, whichever way the buffer holds the spans.
 func TestTooManyBytesReleasedEarly(t *testing.T) {
+	for _, encoding := range []string{bufferProto, bufferDecoded} {
+		t.Run(encoding, func(t *testing.T) { testTooManyBytesReleasedEarly(t, encoding) })
+	}
+}
+
+func testTooManyBytesReleasedEarly(t *testing.T, encoding string) {
 	sink := new(consumertest.TracesSink)
 	in := loadCapture(t, adkOK)
 	var n int
@@ -656,7 +662,7 @@ func TestTooManyBytesReleasedEarly(t *testing.T) {
 	part2 := filterSpans(in, func(ptrace.Span) bool { n++; return n > 4 })
 	var sizer ptrace.ProtoMarshaler
 	bound := sizer.TracesSize(part1) + 1 // part1 fits, part1 + part2 does not
-	h := newHarness(t, testConfig(func(c *Config) { c.MaxTraceSizeBytes = bound }), sink, true)
+	h := newHarness(t, testConfig(func(c *Config) { c.MaxTraceSizeBytes, c.BufferEncoding = bound, encoding }), sink, true)
 
 	h.consume(part1)
 	require.Zero(t, sink.SpanCount())

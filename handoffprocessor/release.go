@@ -38,12 +38,32 @@ func (p *handoffProcessor) assemble(rs []release) []unit {
 	graphs := make([]*agentgraph.Graph, len(rs))
 	built := make([]time.Duration, len(rs))
 	for i, r := range rs {
+		p.decode(r.trace)
 		began := time.Now()
 		graphs[i] = agentgraph.Build(r.trace.id, agentgraph.SpansOfTrace(r.trace.data), p.graphOpts)
 		p.links.remember(graphs[i])
 		built[i] = time.Since(began)
 	}
 	return p.finishAll(rs, graphs, built)
+}
+
+// decode turns a released trace's buffered encoding back into pdata (t.data). Spans of a
+// fragment that fails to decode are counted, logged and no longer held.
+func (p *handoffProcessor) decode(t *pendingTrace) {
+	if len(t.encoded) == 0 {
+		return // buffer_encoding decoded
+	}
+	failed := t.encoded.decodeInto(t.data)
+	t.encoded = nil
+	if failed == 0 {
+		return
+	}
+	lost := t.spans - t.data.SpanCount()
+	t.spans -= lost
+	p.hold(0, -int64(lost))
+	p.telemetry.undecodableSpans(lost)
+	p.logger.Error("buffered spans failed to decode at release and are lost",
+		zap.Stringer("trace_id", t.id), zap.Int("fragments", failed), zap.Int("spans", lost))
 }
 
 // finishAll is assemble's second pass: every released trace's DAG finished (finishOne)

@@ -26,10 +26,11 @@ const (
 // pendingTrace is one buffered trace.
 type pendingTrace struct {
 	id       pcommon.TraceID
-	seq      uint64 // arrival order, for eviction
-	data     ptrace.Traces
+	seq      uint64        // arrival order, for eviction
+	encoded  encodedSpans  // the spans while buffered, for buffer_encoding proto (encoded.go)
+	data     ptrace.Traces // the spans decoded: while buffered (decoded) or from release on
 	spans    int
-	bytes    int // protobuf size, counted only when max_trace_size_bytes is set
+	bytes    int // protobuf size: with buffer_encoding proto, or when max_trace_size_bytes is set
 	first    time.Time
 	rootSeen bool
 	quiet    time.Time // release time once the root is seen; restarted by every span
@@ -181,7 +182,11 @@ func (s *shard) add(f *fragment, reply *shardReply, early []release) []release {
 		s.arrival = append(s.arrival, arrival{f.id, t.seq})
 		s.p.hold(1, 0)
 	}
-	f.data.ResourceSpans().MoveAndAppendTo(t.data.ResourceSpans())
+	if f.encoded != nil {
+		t.encoded = append(t.encoded, f.encoded)
+	} else {
+		f.data.ResourceSpans().MoveAndAppendTo(t.data.ResourceSpans())
+	}
 	t.spans += f.spans
 	t.bytes += f.bytes
 	s.p.hold(0, int64(f.spans))

@@ -9,9 +9,12 @@ import (
 
 // fragment is the part of one incoming batch that belongs to one trace.
 type fragment struct {
-	id      pcommon.TraceID
-	data    ptrace.Traces
-	spans   int
+	id    pcommon.TraceID
+	data  ptrace.Traces
+	spans int
+	// encoded is data as protobuf and bytes its length, set (encodeFragment) for a fragment
+	// offered to a shard.
+	encoded []byte
 	bytes   int
 	hasRoot bool
 

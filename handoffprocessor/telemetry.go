@@ -95,6 +95,11 @@ func (t *telemetry) invalidTraceIDSpans(ctx context.Context, n int) {
 	t.tb.ProcessorHandoffInvalidTraceIDSpans.Add(ctx, int64(n))
 }
 
+// undecodableSpans counts buffered spans whose encoding failed to decode at release.
+func (t *telemetry) undecodableSpans(n int) {
+	t.tb.ProcessorHandoffUndecodableSpans.Add(context.Background(), int64(n))
+}
+
 // droppedOnShutdown counts buffered traces the shutdown budget left unforwarded.
 func (t *telemetry) droppedOnShutdown(traces, spans int64) {
 	ctx := context.Background()

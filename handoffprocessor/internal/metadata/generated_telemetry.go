@@ -47,6 +47,7 @@ type TelemetryBuilder struct {
 	ProcessorHandoffTracesInMemory          metric.Int64UpDownCounter
 	ProcessorHandoffTracesReleased          metric.Int64Counter
 	ProcessorHandoffTracesTooLarge          metric.Int64Counter
+	ProcessorHandoffUndecodableSpans        metric.Int64Counter
 	ProcessorHandoffUnresolvedLinks         metric.Int64Counter
 }
 
@@ -206,6 +207,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_handoff_traces_too_large",
 		metric.WithDescription("Traces released early (incomplete) because max_spans_per_trace was reached. [Development]"),
 		metric.WithUnit("{traces}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorHandoffUndecodableSpans, err = builder.meter.Int64Counter(
+		"otelcol_processor_handoff_undecodable_spans",
+		metric.WithDescription("Buffered spans lost because their stored protobuf encoding failed to decode at release (never expected; each is logged with its trace id). [Development]"),
+		metric.WithUnit("{spans}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffUnresolvedLinks, err = builder.meter.Int64Counter(

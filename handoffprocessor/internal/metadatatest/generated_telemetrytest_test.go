@@ -41,6 +41,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorHandoffTracesInMemory.Add(context.Background(), 1)
 	tb.ProcessorHandoffTracesReleased.Add(context.Background(), 1)
 	tb.ProcessorHandoffTracesTooLarge.Add(context.Background(), 1)
+	tb.ProcessorHandoffUndecodableSpans.Add(context.Background(), 1)
 	tb.ProcessorHandoffUnresolvedLinks.Add(context.Background(), 1)
 	AssertEqualProcessorHandoffAssemblyLatency(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
@@ -103,6 +104,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffTracesTooLarge(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorHandoffUndecodableSpans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorHandoffUnresolvedLinks(t, testTel,
