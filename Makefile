@@ -201,15 +201,17 @@ bench: $(BENCHSTAT)
 	$(BENCHSTAT) $(if $(BENCH_BASE),$(BENCH_BASE)) $(BUILD_DIR)/bench.txt
 
 ## loadtest: the built collector under sustained OTLP/HTTP load on loopback, bare vs
-## tail_sampling vs the full pipeline, at LOAD_RATE spans/s and at saturation (about 2 minutes):
+## tail_sampling vs the full pipeline (with its buffer encoded and decoded), at LOAD_RATE
+## spans/s and at saturation (about 2.5 minutes):
 ## spans/s, CPU-seconds per million spans, peak RSS, retained bytes per span, nothing lost
 LOAD_DURATION ?= 15s
 LOAD_RATE ?= 50000
 loadtest: $(BINARY)
 	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE)
 
-## loadtest-profile: the full pipeline's load-test runs alone, with a CPU profile of each load
-## phase and a heap profile as it ends in _build/profiles (go tool pprof _build/otelcol-handoff FILE)
+## loadtest-profile: the two handoff pipelines' load-test runs alone (proto and decoded buffer),
+## with a CPU profile of each load phase and a heap profile as it ends in _build/profiles
+## (go tool pprof _build/otelcol-handoff FILE)
 loadtest-profile: $(BINARY)
 	@mkdir -p $(BUILD_DIR)/profiles
 	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE) \

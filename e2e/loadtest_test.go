@@ -41,28 +41,36 @@ func TestLoadTestHarness(t *testing.T) {
 	if full := rep.Runs[len(rep.Runs)-1]; full.Pipeline != loadtest.Full || full.PeakBuffered == 0 {
 		t.Errorf("last run %q buffered %d spans at most: the processor's gauge was not read", full.Pipeline, full.PeakBuffered)
 	}
-	if rep.RetainedPerSpan <= 0 || rep.ProtoBytesPerSpan <= 0 {
-		t.Errorf("retained %.0f B per span, OTLP %.0f B per span: not measured", rep.RetainedPerSpan, rep.ProtoBytesPerSpan)
+	if rep.RetainedPerSpan[loadtest.BufferProto] <= 0 || rep.RetainedPerSpan[loadtest.BufferDecoded] <= 0 || rep.ProtoBytesPerSpan <= 0 {
+		t.Errorf("retained %v B per span, OTLP %.0f B per span: not measured", rep.RetainedPerSpan, rep.ProtoBytesPerSpan)
 	}
 	table := rep.String()
 	for _, want := range []string{
 		"| pipeline | offered | spans/s accepted | vs bare | CPU-s per 1M spans | vs bare | vs tail_sampling | peak RSS MB | vs tail_sampling | spans in | spans out | in = out |",
 		"| " + loadtest.Bare + " | 4000 spans/s |", "| " + loadtest.TailSampling + " | 4000 spans/s |", "| " + loadtest.Full + " | 4000 spans/s |",
+		"| " + loadtest.FullDecoded + " | 4000 spans/s |",
 		"| CPU-s per 1M spans, full pipeline / bare, at 4000 spans/s |",
 		"| peak RSS at 4000 spans/s, full / tail_sampling (same hold time) |",
-		"| retained bytes per buffered span / its OTLP protobuf size |", "| offered | peak spans buffered | buffer live heap MB |",
+		"| retained bytes per buffered span / its OTLP protobuf size |",
+		"| pipeline | offered | peak spans buffered | buffer live heap MB |",
 		"spans in = out in every run: yes",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
 	}
+	// Each handoff pipeline has a row in the run table and one in the sizing check.
+	for _, name := range []string{loadtest.Full, loadtest.FullDecoded} {
+		if n := strings.Count(table, "| "+name+" | 4000 spans/s |"); n != 2 {
+			t.Errorf("%d rows of %q, want 2 (run and sizing):\n%s", n, name, table)
+		}
+	}
 	t.Log("\n" + table)
 }
 
-// TestLoadTestProfile runs `make loadtest-profile`'s harness for a second on the full
-// pipeline alone: the collector's pprof extension gives a CPU and a heap profile of the run,
-// each a gzipped pprof protobuf, and the other pipelines do not run.
+// TestLoadTestProfile runs `make loadtest-profile`'s harness for a second on the two
+// handoff pipelines alone: the collector's pprof extension gives a CPU and a heap profile of
+// each run, each a gzipped pprof protobuf, and the other pipelines do not run.
 func TestLoadTestProfile(t *testing.T) {
 	dir := t.TempDir()
 	rep, err := loadtest.Execute(context.Background(), loadtest.Options{
@@ -73,22 +81,30 @@ func TestLoadTestProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Runs) != 1 || rep.Runs[0].Pipeline != loadtest.Full || !rep.Runs[0].Lossless() {
-		t.Fatalf("runs %+v, want the full pipeline alone, nothing lost", rep.Runs)
+	if len(rep.Runs) != 2 || rep.Runs[0].Pipeline != loadtest.FullDecoded || rep.Runs[1].Pipeline != loadtest.Full ||
+		!rep.Lossless() {
+		t.Fatalf("runs %+v, want the two handoff pipelines alone, nothing lost", rep.Runs)
 	}
-	for _, kind := range []string{"cpu", "heap"} {
-		path := filepath.Join(dir, "otlp-handoff-assertion-10-rules-nop-4000-spans-s."+kind+".pprof")
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+	for _, name := range []string{"otlp-handoff-decoded-buffer-assertion-10-rules-nop", "otlp-handoff-assertion-10-rules-nop"} {
+		for _, kind := range []string{"cpu", "heap"} {
+			requireProfile(t, filepath.Join(dir, name+"-4000-spans-s."+kind+".pprof"))
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatalf("%s: not a gzipped profile: %v", path, err)
-		}
-		raw, err := io.ReadAll(zr)
-		if err != nil || len(raw) == 0 {
-			t.Fatalf("%s: %d bytes of profile, %v", path, len(raw), err)
-		}
+	}
+}
+
+// requireProfile fails unless path holds a gzipped, non-empty pprof protobuf.
+func requireProfile(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: not a gzipped profile: %v", path, err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil || len(raw) == 0 {
+		t.Fatalf("%s: %d bytes of profile, %v", path, len(raw), err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -192,43 +190,5 @@ func BenchmarkProcessors(b *testing.B) {
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(iters*w.Spans), "cpu-ns/span")
 			b.ReportMetric(float64(gc.Nanoseconds())/float64(iters*w.Spans), "gc-cpu-ns/span")
 		})
-	}
-}
-
-// BenchmarkRetained measures the heap a buffered span holds (retained_B/span): traces are
-// buffered (quiet period never ends during the measurement) and the live heap is compared
-// before and after. retained/proto is that over the span's OTLP protobuf size (the bytes
-// it came in as, its resource and scope shared by the spans they hold).
-func BenchmarkRetained(b *testing.B) {
-	w := loadWorkload(b, 240)
-	var sizer ptrace.ProtoMarshaler
-	protoBytes := 0
-	for _, tpl := range w.Templates {
-		protoBytes += sizer.TracesSize(tpl)
-	}
-	protoPerSpan := float64(protoBytes) / float64(w.Spans)
-	for b.Loop() {
-		cfg := createDefaultConfig().(*Config)
-		cfg.QuietPeriod, cfg.MaxWait, cfg.NumTraces = time.Hour, time.Hour, 100000
-		p, err := newProcessor(processortest.NewNopSettings(component.MustNewType("handoff")), cfg, consumertest.NewNop())
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-			b.Fatal(err)
-		}
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for _, td := range w.batches(rand.New(rand.NewPCG(3, 4))) {
-			_ = p.ConsumeTraces(context.Background(), td)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		perSpan := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(w.Spans)
-		b.ReportMetric(perSpan, "retained_B/span")
-		b.ReportMetric(protoPerSpan, "proto_B/span")
-		b.ReportMetric(perSpan/protoPerSpan, "retained/proto")
-		_ = p.Shutdown(context.Background())
 	}
 }

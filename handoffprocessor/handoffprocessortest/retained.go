@@ -6,6 +6,7 @@ package handoffprocessortest
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -18,12 +19,16 @@ import (
 )
 
 // Retained measures, in this process, the heap the handoff processor holds per buffered
-// span of the workload as the OTLP receiver decodes it (every trace of it buffered at once, the quiet period never ending
-// during the measurement), and the workload's OTLP protobuf size per span.
-func Retained(w *workload.Workload) (perSpan, protoPerSpan float64, err error) {
+// span of the workload as the OTLP receiver decodes it (every trace of it buffered at
+// once, the quiet period never ending during the measurement), and the workload's OTLP
+// protobuf size per span; with the given buffer_encoding ("" = the default).
+func Retained(w *workload.Workload, bufferEncoding string) (perSpan, protoPerSpan float64, err error) {
 	f := handoffprocessor.NewFactory()
 	cfg := f.CreateDefaultConfig().(*handoffprocessor.Config)
 	cfg.QuietPeriod, cfg.MaxWait, cfg.NumTraces = time.Hour, time.Hour, 10*len(w.Templates)
+	if bufferEncoding != "" {
+		cfg.BufferEncoding = bufferEncoding
+	}
 	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
 	if err != nil {
 		return 0, 0, err
@@ -52,6 +57,10 @@ func Retained(w *workload.Workload) (perSpan, protoPerSpan float64, err error) {
 			}
 		}
 	})
+	// The request bodies stay live until here, as the receiver's are while it decodes:
+	// otherwise the collection inside HeapGrowth frees them and subtracts their size
+	// from what the processor holds.
+	runtime.KeepAlive(bodies)
 	if err := p.Shutdown(context.Background()); err != nil && consumeErr == nil {
 		consumeErr = err
 	}

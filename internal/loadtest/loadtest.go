@@ -58,10 +58,10 @@ type Options struct {
 	// Progress, if set, gets one line as each run starts.
 	Progress io.Writer
 	// Retained measures, in process, the heap the handoff processor holds per buffered span
-	// of the workload and the workload's OTLP protobuf size per span
+	// of the workload with a buffer_encoding, and the workload's OTLP protobuf size per span
 	// (handoffprocessortest.Retained; the caller gives it, as no package under internal/
 	// imports a component).
-	Retained func(*workload.Workload) (perSpan, protoPerSpan float64, err error)
+	Retained func(w *workload.Workload, bufferEncoding string) (perSpan, protoPerSpan float64, err error)
 	// ProfileDir, if set, gets a CPU profile of each run's load phase and a heap profile
 	// taken as the load ends, from the collector's pprof extension
 	// (<pipeline>-<offered>.cpu.pprof, .heap.pprof).
@@ -126,10 +126,11 @@ func (r Run) Lossless() bool { return r.Accepted > 0 && r.Out == r.Accepted }
 
 // Report is a whole invocation.
 type Report struct {
-	Options            Options
-	Traces, Spans      int
-	Runs               []Run
-	RetainedPerSpan    float64
+	Options       Options
+	Traces, Spans int
+	Runs          []Run
+	// RetainedPerSpan is by buffer_encoding (Pipeline.Buffer).
+	RetainedPerSpan    map[string]float64
 	ProtoBytesPerSpan  float64
 	RetainedSpansTotal int
 }
@@ -171,9 +172,11 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 			rep.Runs = append(rep.Runs, r)
 		}
 	}
-	rep.RetainedPerSpan, rep.ProtoBytesPerSpan, err = o.Retained(w)
-	if err != nil {
-		return nil, err
+	rep.RetainedPerSpan = map[string]float64{}
+	for _, enc := range []string{BufferProto, BufferDecoded} {
+		if rep.RetainedPerSpan[enc], rep.ProtoBytesPerSpan, err = o.Retained(w, enc); err != nil {
+			return nil, err
+		}
 	}
 	rep.RetainedSpansTotal = w.Spans
 	return rep, nil

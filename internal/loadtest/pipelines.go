@@ -21,6 +21,8 @@ type Pipeline struct {
 	Config string
 	// FeatureGates is passed to --feature-gates when set.
 	FeatureGates string
+	// Buffer is the handoff processor's buffer_encoding, "" for the pipelines without it.
+	Buffer string
 	// OutMetric (with OutLabels) counts the received spans that left the pipeline.
 	OutMetric string
 	OutLabels map[string]string
@@ -33,6 +35,10 @@ const (
 	// Full runs workload.Rules(10): five seed-000 steps and five test-case fields, the rules
 	// BenchmarkPipeline (handoffprocessor) runs in process.
 	Full = "otlp → handoff → assertion (10 rules) + nop"
+	// FullDecoded is Full with the processor's buffer holding decoded pdata
+	// (buffer_encoding: decoded) instead of the default protobuf encoding: the trade-off
+	// measured side by side.
+	FullDecoded = "otlp → handoff (decoded buffer) → assertion (10 rules) + nop"
 )
 
 // service is the service section every pipeline shares but for its processors and exporters.
@@ -51,7 +57,24 @@ const receiver = `receivers: {otlp: {protocols: {http: {endpoint: "127.0.0.1:%[1
 
 var hold = HoldTime.String()
 
-// Pipelines are the three configs, in the order they run. Both buffering pipelines hold a
+// The handoff processor's buffer encodings (its buffer_encoding).
+const (
+	BufferProto   = "proto"
+	BufferDecoded = "decoded"
+)
+
+// full is the config of Full with extra handoff processor settings.
+func full(handoffExtra string) string {
+	return receiver + `processors: {handoff: {quiet_period: ` + hold + `, max_wait: 10s, num_traces: 50000` + handoffExtra + `}}
+exporters:
+  nop: {}
+  assertion:
+    log_verdicts: none
+    cases:
+      ` + strings.ReplaceAll(strings.TrimSpace(workload.Rules(10)), "\n", "\n      ") + "\n" + fmt.Sprintf(service, "handoff", "assertion, nop")
+}
+
+// Pipelines are the configs, in the order they run (Full last). Both buffering pipelines hold a
 // trace for the same time (HoldTime) and bound the same number of traces; tail_sampling
 // keeps every trace (always_sample) so that all spans reach nop, as ours do.
 var Pipelines = []Pipeline{
@@ -75,14 +98,15 @@ exporters: {nop: {}}
 		OutLabels:    map[string]string{"sampled": "true"},
 	},
 	{
-		Name: Full,
-		Config: receiver + `processors: {handoff: {quiet_period: ` + hold + `, max_wait: 10s, num_traces: 50000}}
-exporters:
-  nop: {}
-  assertion:
-    log_verdicts: none
-    cases:
-      ` + strings.ReplaceAll(strings.TrimSpace(workload.Rules(10)), "\n", "\n      ") + "\n" + fmt.Sprintf(service, "handoff", "assertion, nop"),
+		Name:      FullDecoded,
+		Config:    full(", buffer_encoding: " + BufferDecoded),
+		Buffer:    BufferDecoded,
+		OutMetric: "otelcol_processor_handoff_spans_released",
+	},
+	{
+		Name:      Full,
+		Config:    full(""),
+		Buffer:    BufferProto,
 		OutMetric: "otelcol_processor_handoff_spans_released",
 	},
 }

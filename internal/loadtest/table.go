@@ -76,23 +76,36 @@ func (rep *Report) Write(w io.Writer) {
 		p, ok := get(Full, TailSampling, o.Rate)
 		fmt.Fprintf(w, "| peak RSS at %d spans/s, full / tail_sampling (same hold time) | %s | ≤ 0.4× |\n", o.Rate, ratio(float64(p.a.PeakRSS), float64(p.b.PeakRSS), ok))
 	}
+	retained := rep.RetainedPerSpan[BufferProto]
 	fmt.Fprintf(w, "| retained bytes per buffered span / its OTLP protobuf size | %.0f B / %.0f B = %s | ≤ 1.5× |\n",
-		rep.RetainedPerSpan, rep.ProtoBytesPerSpan, ratio(rep.RetainedPerSpan, rep.ProtoBytesPerSpan, true))
+		retained, rep.ProtoBytesPerSpan, ratio(retained, rep.ProtoBytesPerSpan, true))
 
-	fmt.Fprintf(w, "\nSizing check (handoffprocessor README): live heap of the buffer = spans buffered × %.0f B (retained per span, measured in process on %d spans); RSS = bare RSS + that × the factor below (Go heap headroom, in-flight requests and releases)\n\n",
-		rep.RetainedPerSpan, rep.RetainedSpansTotal)
-	fmt.Fprintln(w, "| offered | peak spans buffered | buffer live heap MB | peak heap MB | bare peak RSS MB | peak RSS MB | (RSS − bare) / buffer live heap |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "\nSizing check (handoffprocessor README): live heap of the buffer = spans buffered × the retained bytes per span (measured in process on %d spans: %.0f B with buffer_encoding proto, %.0f B with decoded); RSS = bare RSS + that × the factor below (Go heap headroom, in-flight requests and releases)\n\n",
+		rep.RetainedSpansTotal, retained, rep.RetainedPerSpan[BufferDecoded])
+	fmt.Fprintln(w, "| pipeline | offered | peak spans buffered | buffer live heap MB | peak heap MB | bare peak RSS MB | peak RSS MB | (RSS − bare) / buffer live heap |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rep.Runs {
-		if r.Pipeline != Full {
+		buffer := pipelineBuffer(r.Pipeline)
+		if buffer == "" {
 			continue
 		}
-		live := float64(r.PeakBuffered) * rep.RetainedPerSpan
+		live := float64(r.PeakBuffered) * rep.RetainedPerSpan[buffer]
 		bare, ok := rep.find(Bare, r.Rate)
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %s | %.0f | %s |\n", offered(r.Rate), r.PeakBuffered, live/1e6, float64(r.PeakHeap)/1e6,
+		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.0f | %s | %.0f | %s |\n", r.Pipeline, offered(r.Rate), r.PeakBuffered, live/1e6, float64(r.PeakHeap)/1e6,
 			mb(bare.PeakRSS, ok), float64(r.PeakRSS)/1e6, ratio(float64(r.PeakRSS-bare.PeakRSS), live, ok && live > 0))
 	}
 	fmt.Fprintf(w, "\nspans in = out in every run: %s\n", yesNo(rep.Lossless()))
+}
+
+// pipelineBuffer is the buffer_encoding of the named pipeline, "" for one without the
+// handoff processor.
+func pipelineBuffer(name string) string {
+	for _, p := range Pipelines {
+		if p.Name == name {
+			return p.Buffer
+		}
+	}
+	return ""
 }
 
 func mb(b int64, ok bool) string {
