@@ -1,6 +1,8 @@
 package handoffprocessor
 
 import (
+	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +49,7 @@ func hostileBatch(id pcommon.TraceID, first byte, root bool) ptrace.Traces {
 			attrs.PutStr("empty", "")
 			attrs.PutEmpty("nil")
 			attrs.PutEmptyBytes("bytes").FromRaw([]byte{0, 1, 2, 255})
-			attrs.PutDouble("nan-ish", -0.0)
+			attrs.PutDouble("negative-zero", math.Copysign(0, -1))
 			attrs.PutInt("min", -1<<63)
 			nested := attrs.PutEmptyMap("deep")
 			for range 64 {
@@ -98,36 +100,56 @@ func testBufferedSpansLeaveAsTheyCame(t *testing.T, encoding string) {
 	h.assertMetrics(wantMetrics{released: map[string]int64{triggerRoot: 1}, spansReleased: int64(want.SpanCount())})
 }
 
+// TestUndecodableFragmentCountedAndLogged: buffered bytes that do not decode whole (only a
+// bug could make them) lose their spans visibly. A fragment cut inside a span fails to
+// decode; one cut at a message boundary decodes without error but short. Either way the
+// rest of the trace leaves, the lost spans are counted and logged, and the gauges return
+// to zero.
 func TestUndecodableFragmentCountedAndLogged(t *testing.T) {
-	h := newHarness(t, testConfig(), consumertest.NewNop(), true)
-	core, logs := observer.New(zapcore.ErrorLevel)
-	h.p.logger = zap.New(core)
-
 	id := pcommon.TraceID{0xcd, 2}
-	good := &fragment{id: id, data: hostileBatch(id, 12, true)}
+	// bad holds two resources; cuts keep what of it they keep.
 	bad := &fragment{id: id, data: hostileBatch(id, 13, false)}
-	encodeFragment(good)
+	hostileBatch(id, 14, false).ResourceSpans().MoveAndAppendTo(bad.data.ResourceSpans())
 	encodeFragment(bad)
-	require.Equal(t, good.bytes, (&ptrace.ProtoMarshaler{}).TracesSize(good.data))
-	// Truncated inside a span: the decoder must reject it.
-	corrupt := bad.encoded[:len(bad.encoded)/2]
-	spans := good.data.SpanCount() + bad.data.SpanCount()
-	tr := &pendingTrace{id: id, encoded: encodedSpans{good.encoded, corrupt}, data: ptrace.NewTraces(), spans: spans}
-	h.p.hold(1, int64(spans))
+	firstResource := ptrace.NewTraces()
+	bad.data.ResourceSpans().At(0).CopyTo(firstResource.ResourceSpans().AppendEmpty())
+	atBoundary := (&ptrace.ProtoMarshaler{}).TracesSize(firstResource)
+	cuts := map[string]struct {
+		encoded         []byte
+		keptBad, failed int
+	}{
+		"inside a span":         {bad.encoded[:len(bad.encoded)-1], 0, 1},
+		"at a message boundary": {bad.encoded[:atBoundary], firstResource.SpanCount(), 0},
+	}
+	for name, cut := range cuts {
+		t.Run(name, func(t *testing.T) {
+			sink := new(consumertest.TracesSink)
+			h := newHarness(t, testConfig(), sink, true)
+			core, logs := observer.New(zapcore.ErrorLevel)
+			h.p.logger = zap.New(core)
+			good := &fragment{id: id, data: hostileBatch(id, 12, true)}
+			encodeFragment(good)
+			require.Equal(t, good.bytes, (&ptrace.ProtoMarshaler{}).TracesSize(good.data))
+			spans := good.data.SpanCount() + bad.data.SpanCount()
+			tr := &pendingTrace{
+				id: id, encoded: encodedSpans{good.encoded, cut.encoded}, data: ptrace.NewTraces(),
+				spans: spans, first: h.p.now(), rootSeen: true,
+			}
+			h.p.hold(1, int64(spans)) // as the shard did when it buffered them
 
-	h.p.decode(tr)
+			h.p.forwardReleased(context.Background(), []release{{trace: tr, trigger: triggerRoot}})
 
-	require.NoError(t, ptracetest.CompareTraces(good.data, tr.data), "the decodable fragment is kept whole")
-	lost := bad.data.SpanCount()
-	require.Equal(t, good.data.SpanCount(), tr.spans)
-	require.Nil(t, tr.encoded)
-	metadatatest.AssertEqualProcessorHandoffUndecodableSpans(t, h.tt, dps(int64(lost)), ignoreTime)
-	metadatatest.AssertEqualProcessorHandoffSpansInMemory(t, h.tt, dps(int64(spans-lost)), ignoreTime)
-	entries := logs.All()
-	require.Len(t, entries, 1)
-	fields := entries[0].ContextMap()
-	require.Equal(t, id.String(), fields["trace_id"])
-	require.EqualValues(t, 1, fields["fragments"])
-	require.EqualValues(t, lost, fields["spans"])
-	h.p.hold(-1, -int64(tr.spans))
+			kept := good.data.SpanCount() + cut.keptBad
+			require.Equal(t, kept, sink.SpanCount(), "the rest of the trace left")
+			lost := spans - kept
+			metadatatest.AssertEqualProcessorHandoffUndecodableSpans(t, h.tt, dps(int64(lost)), ignoreTime)
+			h.assertMetrics(wantMetrics{released: map[string]int64{triggerRoot: 1}, spansReleased: int64(kept)})
+			entries := logs.All()
+			require.Len(t, entries, 1)
+			fields := entries[0].ContextMap()
+			require.Equal(t, id.String(), fields["trace_id"])
+			require.EqualValues(t, cut.failed, fields["failed_fragments"])
+			require.EqualValues(t, lost, fields["spans"])
+		})
+	}
 }

@@ -656,6 +656,8 @@ func TestTooManyBytesReleasedEarly(t *testing.T) {
 func testTooManyBytesReleasedEarly(t *testing.T, encoding string) {
 	sink := new(consumertest.TracesSink)
 	in := loadCapture(t, adkOK)
+	inKeys := keysOf(in)
+	rootID := allSpans(filterSpans(in, isRoot))[0].span.SpanID()
 	var n int
 	part1 := filterSpans(in, func(ptrace.Span) bool { n++; return n <= 4 })
 	n = 0
@@ -664,11 +666,15 @@ func testTooManyBytesReleasedEarly(t *testing.T, encoding string) {
 	bound := sizer.TracesSize(part1) + 1 // part1 fits, part1 + part2 does not
 	h := newHarness(t, testConfig(func(c *Config) { c.MaxTraceSizeBytes, c.BufferEncoding = bound, encoding }), sink, true)
 
-	h.consume(part1)
-	require.Zero(t, sink.SpanCount())
+	h.consume(part1) // within the bound: buffered
+	h.assertMetrics(wantMetrics{tracesInMemory: 1, spansInMemory: 4})
 	h.consume(part2)
 	require.Eventually(t, func() bool { return sink.SpanCount() == 11 }, waitFor, time.Millisecond,
 		"released without waiting for a deadline, HANDOFF span included")
+	out := sinkSpans(sink)
+	requireExactlyOnce(t, inKeys, out)
+	require.Len(t, handoffs(out), 1)
+	requireIncomplete(t, out, rootID, triggerTooLarge)
 	h.assertMetrics(wantMetrics{
 		released:      map[string]int64{triggerTooLarge: 1},
 		spansReleased: 10, handoffs: 1, tooLarge: 1,

@@ -47,23 +47,24 @@ func (p *handoffProcessor) assemble(rs []release) []unit {
 	return p.finishAll(rs, graphs, built)
 }
 
-// decode turns a released trace's buffered encoding back into pdata (t.data). Spans of a
-// fragment that fails to decode are counted, logged and no longer held.
+// decode turns a released trace's buffered encoding back into pdata (t.data). Spans that
+// did not come back (a fragment that fails to decode, or one cut at a message boundary,
+// which decodes without error but short) are counted, logged and no longer held.
 func (p *handoffProcessor) decode(t *pendingTrace) {
 	if len(t.encoded) == 0 {
 		return // buffer_encoding decoded
 	}
 	failed := t.encoded.decodeInto(t.data)
 	t.encoded = nil
-	if failed == 0 {
+	lost := max(t.spans-t.data.SpanCount(), 0)
+	if lost == 0 && failed == 0 {
 		return
 	}
-	lost := t.spans - t.data.SpanCount()
 	t.spans -= lost
 	p.hold(0, -int64(lost))
 	p.telemetry.undecodableSpans(lost)
 	p.logger.Error("buffered spans failed to decode at release and are lost",
-		zap.Stringer("trace_id", t.id), zap.Int("fragments", failed), zap.Int("spans", lost))
+		zap.Stringer("trace_id", t.id), zap.Int("failed_fragments", failed), zap.Int("spans", lost))
 }
 
 // finishAll is assemble's second pass: every released trace's DAG finished (finishOne)
