@@ -117,14 +117,10 @@ func benchTargets() []benchTarget {
 			return passThrough{Traces: next}
 		}},
 		{name: "handoff", create: func(b *testing.B, next consumer.Traces) processor.Traces {
-			cfg := createDefaultConfig().(*Config)
-			cfg.QuietPeriod, cfg.MaxWait = 5*time.Millisecond, time.Second
-			cfg.NumTraces = 100000
-			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(NewFactory().Type()), cfg, next)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return p
+			return benchHandoff(b, bufferProto, next)
+		}},
+		{name: "handoff_decoded", create: func(b *testing.B, next consumer.Traces) processor.Traces {
+			return benchHandoff(b, bufferDecoded, next)
 		}},
 		{name: "groupbytrace", create: func(b *testing.B, next consumer.Traces) processor.Traces {
 			return contrib(b, groupbytraceprocessor.NewFactory(), map[string]any{
@@ -138,6 +134,19 @@ func benchTargets() []benchTarget {
 			}, next)
 		}},
 	}
+}
+
+// benchHandoff is the handoff processor with a 5 ms quiet period and the given buffer
+// encoding.
+func benchHandoff(b *testing.B, bufferEncoding string, next consumer.Traces) processor.Traces {
+	cfg := createDefaultConfig().(*Config)
+	cfg.QuietPeriod, cfg.MaxWait = 5*time.Millisecond, time.Second
+	cfg.NumTraces, cfg.BufferEncoding = 100000, bufferEncoding
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(NewFactory().Type()), cfg, next)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
 }
 
 func contrib(b *testing.B, f processor.Factory, conf map[string]any, next consumer.Traces) processor.Traces {
