@@ -60,11 +60,7 @@ type releasedTrace struct {
 // ns/trace/rule is the cost of one rule on one trace, everything included; cpu-ns/trace/rule
 // the same in process CPU time.
 func BenchmarkExporterTrace(b *testing.B) {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 48)
+	w, err := workload.LoadCaptures(filepath.Join("..", "testdata", "traces"), 48)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,11 +25,7 @@ import (
 // cost is in the rules; a per-trace cost beyond them shows as ns/trace/rule falling with
 // more rules.
 func BenchmarkScalingRules(b *testing.B) {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 24)
+	w, err := workload.LoadCaptures(filepath.Join("..", "testdata", "traces"), 24)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/loadtest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/procstat"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
@@ -37,11 +36,7 @@ import (
 // bodies encoded beforehand); the only waits are for the clients to finish and for the sink
 // to receive what was acknowledged.
 func TestMemoryLimiterHoldsUnderOverloadAndLosesNothingAcknowledged(t *testing.T) {
-	var paths []string
-	for _, name := range loadtest.Captures {
-		paths = append(paths, filepath.Join("..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 240)
+	w, err := workload.LoadCaptures(filepath.Join("..", "testdata", "traces"), 240)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,6 @@ import (
 // with processors that release on timers, and the garbage collector's share of it
 // (gc-cpu-ns/span, the runtime's estimate).
 
-var benchCaptures = []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"}
-
 // benchWorkload is one iteration's input and the HANDOFF spans it makes.
 type benchWorkload struct {
 	*workload.Workload
@@ -42,11 +40,7 @@ type benchWorkload struct {
 
 func loadWorkload(b *testing.B, traces int) *benchWorkload {
 	b.Helper()
-	var paths []string
-	for _, name := range benchCaptures {
-		paths = append(paths, filepath.Join("..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, traces)
+	w, err := workload.LoadCaptures(filepath.Join("..", "testdata", "traces"), traces)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/otelcol-handoff/otelcol-handoff/handoffprocessor/handoffprocessortest"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/loadtest"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
@@ -14,11 +13,7 @@ import (
 // them buffered at once, the live heap compared before and after. retained/proto is that
 // over the span's OTLP protobuf size.
 func BenchmarkRetained(b *testing.B) {
-	var paths []string
-	for _, name := range loadtest.Captures {
-		paths = append(paths, filepath.Join("..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 240)
+	w, err := workload.LoadCaptures(filepath.Join("..", "testdata", "traces"), 240)
 	if err != nil {
 		b.Fatal(err)
 	}

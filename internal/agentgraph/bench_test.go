@@ -76,11 +76,7 @@ func BenchmarkBuildShapes(b *testing.B) {
 // benchWorkload is the processor benchmarks' workload (internal/workload): the six real
 // captures scaled to 48 traces.
 func benchWorkload(b *testing.B) *workload.Workload {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 48)
+	w, err := workload.LoadCaptures(filepath.Join("..", "..", "testdata", "traces"), 48)
 	if err != nil {
 		b.Fatal(err)
 	}

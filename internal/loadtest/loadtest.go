@@ -33,9 +33,6 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
-// Captures are the real-client captures (testdata/traces) the workload is made of.
-var Captures = []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"}
-
 // HoldTime is tail_sampling's decision_wait and our quiet_period: the same hold time, so
 // the memory figures compare like with like.
 const HoldTime = time.Second
@@ -141,11 +138,7 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("loadtest: %w", err)
 	}
-	var paths []string
-	for _, name := range Captures {
-		paths = append(paths, filepath.Join(o.TracesDir, name+".json"))
-	}
-	w, err := workload.Load(paths, o.Templates)
+	w, err := workload.LoadCaptures(o.TracesDir, o.Templates)
 	if err != nil {
 		return nil, err
 	}

@@ -15,11 +15,7 @@ import (
 // protobuf on arrival (a buffer without pointers, which the GC need not mark) and decoded
 // again at release. ns/span is wall time per span of the workload.
 func BenchmarkBufferCodec(b *testing.B) {
-	var paths []string
-	for _, name := range []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"} {
-		paths = append(paths, filepath.Join("..", "..", "testdata", "traces", name+".json"))
-	}
-	w, err := workload.Load(paths, 240)
+	w, err := workload.LoadCaptures(filepath.Join("..", "..", "testdata", "traces"), 240)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -21,6 +22,19 @@ var Sizes = []int{10, 50, 200, 500}
 type Workload struct {
 	Templates []ptrace.Traces
 	Spans     int
+}
+
+// Captures are the real-client captures (testdata/traces/NAME.json) the benchmarks' and the
+// load test's workload is made of.
+var Captures = []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-agents-ok", "mastra-ok", "vercel-ai-ok"}
+
+// LoadCaptures builds n trace templates from the Captures in tracesDir.
+func LoadCaptures(tracesDir string, n int) (*Workload, error) {
+	paths := make([]string, len(Captures))
+	for i, name := range Captures {
+		paths[i] = filepath.Join(tracesDir, name+".json")
+	}
+	return Load(paths, n)
 }
 
 // Load reads OTLP/JSON captures and builds n trace templates from them.
