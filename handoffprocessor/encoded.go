@@ -25,18 +25,25 @@ func encodeFragment(f *fragment) {
 // order.
 type encodedSpans [][]byte
 
-// decodeInto appends the buffered spans to td, fragments in arrival order. A fragment
-// that fails to decode (our own encoding: only a bug) is skipped and counted in failed;
-// every other fragment's spans are still appended.
-func (e encodedSpans) decodeInto(td ptrace.Traces) (failed int) {
+// decode is the buffered spans as one ptrace.Traces, fragments in arrival order (the
+// first fragment's, with the others' appended). A fragment that fails to decode (our own
+// encoding: only a bug) is skipped and counted in failed; every other fragment's spans
+// are still there.
+func (e encodedSpans) decode() (td ptrace.Traces, failed int) {
 	var u ptrace.ProtoUnmarshaler
 	for _, b := range e {
 		part, err := u.UnmarshalTraces(b)
-		if err != nil {
+		switch {
+		case err != nil:
 			failed++
-			continue
+		case td == (ptrace.Traces{}):
+			td = part
+		default:
+			part.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 		}
-		part.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	}
-	return failed
+	if td == (ptrace.Traces{}) {
+		td = ptrace.NewTraces() // nothing decoded
+	}
+	return td, failed
 }

@@ -20,11 +20,13 @@ import (
 )
 
 type handoffProcessor struct {
-	cfg       *Config
-	next      consumer.Traces
-	logger    *zap.Logger
-	telemetry *telemetry
-	graphOpts agentgraph.Options
+	cfg *Config
+	// encodeBuffer: buffered spans are held as protobuf (buffer_encoding proto, encoded.go).
+	encodeBuffer bool
+	next         consumer.Traces
+	logger       *zap.Logger
+	telemetry    *telemetry
+	graphOpts    agentgraph.Options
 	// graphFP is graphOpts' fingerprint, sent downstream with the graphs (computed once).
 	graphFP agentgraph.Fingerprint
 	policy  agentgraph.ContentPolicy
@@ -75,6 +77,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 	}
 	p := &handoffProcessor{
 		cfg:          cfg,
+		encodeBuffer: cfg.BufferEncoding == bufferProto,
 		next:         next,
 		logger:       set.Logger,
 		telemetry:    tel,
@@ -146,23 +149,18 @@ func (p *handoffProcessor) hold(traces, spans int64) {
 // workers: its spans came in several requests, acknowledged already.
 func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	frags := splitByTrace(td)
+	p.prepare(frags)
 	p.mu.RLock()
 	if !p.started || p.closed {
 		p.mu.RUnlock()
 		return p.forwardUnbuffered(ctx, frags)
 	}
 	perShard := make([][]*fragment, len(p.shards))
-	var sizer ptrace.ProtoMarshaler
 	var invalid []*fragment
 	for _, f := range frags {
 		if f.id.IsEmpty() {
 			invalid = append(invalid, f) // no trace to assemble it into
 			continue
-		}
-		if p.cfg.BufferEncoding == bufferProto {
-			encodeFragment(f)
-		} else if p.cfg.MaxTraceSizeBytes > 0 {
-			f.bytes = sizer.TracesSize(f.data)
 		}
 		i := maphash.Comparable(p.seed, f.id) % uint64(len(p.shards))
 		perShard[i] = append(perShard[i], f)
@@ -195,6 +193,22 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	units = append(units, p.passInvalid(ctx, invalid)...)
 	units = append(units, p.passLate(ctx, late)...)
 	return p.forwardSync(ctx, units)
+}
+
+// prepare readies each fragment with a trace id for the buffer, outside the lock: its
+// encoding (buffer_encoding proto, which sizes it too), or its size when
+// max_trace_size_bytes needs one.
+func (p *handoffProcessor) prepare(frags []*fragment) {
+	var sizer ptrace.ProtoMarshaler
+	for _, f := range frags {
+		switch {
+		case f.id.IsEmpty():
+		case p.encodeBuffer:
+			encodeFragment(f)
+		case p.cfg.MaxTraceSizeBytes > 0:
+			f.bytes = sizer.TracesSize(f.data)
+		}
+	}
 }
 
 // passInvalid marks and counts spans with an all-zero trace id: they belong to no trace,

@@ -54,7 +54,8 @@ func (p *handoffProcessor) decode(t *pendingTrace) {
 	if len(t.encoded) == 0 {
 		return // buffer_encoding decoded
 	}
-	failed := t.encoded.decodeInto(t.data)
+	var failed int
+	t.data, failed = t.encoded.decode()
 	t.encoded = nil
 	lost := max(t.spans-t.data.SpanCount(), 0)
 	if lost == 0 && failed == 0 {
