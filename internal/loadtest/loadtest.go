@@ -99,6 +99,8 @@ func (o Options) validate() error {
 // Run is one measured pipeline at one offered load.
 type Run struct {
 	Pipeline string
+	// Buffer is the pipeline's buffer_encoding (Pipeline.Buffer).
+	Buffer string
 	// Rate is the offered spans/s; 0 = saturation.
 	Rate int
 	// Accepted spans (HTTP 200) and Out spans (the pipeline's own count of what left it).
@@ -166,8 +168,11 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep.RetainedPerSpan = map[string]float64{}
-	for _, enc := range []string{BufferProto, BufferDecoded} {
-		if rep.RetainedPerSpan[enc], rep.ProtoBytesPerSpan, err = o.Retained(w, enc); err != nil {
+	for _, p := range Pipelines {
+		if _, done := rep.RetainedPerSpan[p.Buffer]; p.Buffer == "" || done {
+			continue
+		}
+		if rep.RetainedPerSpan[p.Buffer], rep.ProtoBytesPerSpan, err = o.Retained(w, p.Buffer); err != nil {
 			return nil, err
 		}
 	}
@@ -183,7 +188,7 @@ func offered(rate int) string {
 }
 
 func runOne(ctx context.Context, o Options, p Pipeline, w *workload.Workload, rate int) (Run, error) {
-	r := Run{Pipeline: p.Name, Rate: rate}
+	r := Run{Pipeline: p.Name, Buffer: p.Buffer, Rate: rate}
 	ports, err := freeport.Ports(4)
 	if err != nil {
 		return r, err

@@ -63,15 +63,21 @@ const (
 	BufferDecoded = "decoded"
 )
 
-// full is the config of Full with extra handoff processor settings.
-func full(handoffExtra string) string {
-	return receiver + `processors: {handoff: {quiet_period: ` + hold + `, max_wait: 10s, num_traces: 50000` + handoffExtra + `}}
+// full is the full pipeline named name, its handoff processor's buffer held with the
+// buffer_encoding buffer.
+func full(name, buffer string) Pipeline {
+	return Pipeline{
+		Name:   name,
+		Buffer: buffer,
+		Config: receiver + `processors: {handoff: {quiet_period: ` + hold + `, max_wait: 10s, num_traces: 50000, buffer_encoding: ` + buffer + `}}
 exporters:
   nop: {}
   assertion:
     log_verdicts: none
     cases:
-      ` + strings.ReplaceAll(strings.TrimSpace(workload.Rules(10)), "\n", "\n      ") + "\n" + fmt.Sprintf(service, "handoff", "assertion, nop")
+      ` + strings.ReplaceAll(strings.TrimSpace(workload.Rules(10)), "\n", "\n      ") + "\n" + fmt.Sprintf(service, "handoff", "assertion, nop"),
+		OutMetric: "otelcol_processor_handoff_spans_released",
+	}
 }
 
 // Pipelines are the configs, in the order they run (Full last). Both buffering pipelines hold a
@@ -97,18 +103,8 @@ exporters: {nop: {}}
 		OutMetric:    "otelcol_processor_tail_sampling_count_spans_sampled",
 		OutLabels:    map[string]string{"sampled": "true"},
 	},
-	{
-		Name:      FullDecoded,
-		Config:    full(", buffer_encoding: " + BufferDecoded),
-		Buffer:    BufferDecoded,
-		OutMetric: "otelcol_processor_handoff_spans_released",
-	},
-	{
-		Name:      Full,
-		Config:    full(""),
-		Buffer:    BufferProto,
-		OutMetric: "otelcol_processor_handoff_spans_released",
-	},
+	full(FullDecoded, BufferDecoded),
+	full(Full, BufferProto),
 }
 
 var scrapeClient = &http.Client{Timeout: 5 * time.Second}

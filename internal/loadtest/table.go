@@ -85,27 +85,15 @@ func (rep *Report) Write(w io.Writer) {
 	fmt.Fprintln(w, "| pipeline | offered | peak spans buffered | buffer live heap MB | peak heap MB | bare peak RSS MB | peak RSS MB | (RSS − bare) / buffer live heap |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rep.Runs {
-		buffer := pipelineBuffer(r.Pipeline)
-		if buffer == "" {
+		if r.Buffer == "" {
 			continue
 		}
-		live := float64(r.PeakBuffered) * rep.RetainedPerSpan[buffer]
+		live := float64(r.PeakBuffered) * rep.RetainedPerSpan[r.Buffer]
 		bare, ok := rep.find(Bare, r.Rate)
 		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.0f | %s | %.0f | %s |\n", r.Pipeline, offered(r.Rate), r.PeakBuffered, live/1e6, float64(r.PeakHeap)/1e6,
 			mb(bare.PeakRSS, ok), float64(r.PeakRSS)/1e6, ratio(float64(r.PeakRSS-bare.PeakRSS), live, ok && live > 0))
 	}
 	fmt.Fprintf(w, "\nspans in = out in every run: %s\n", yesNo(rep.Lossless()))
-}
-
-// pipelineBuffer is the buffer_encoding of the named pipeline, "" for one without the
-// handoff processor.
-func pipelineBuffer(name string) string {
-	for _, p := range Pipelines {
-		if p.Name == name {
-			return p.Buffer
-		}
-	}
-	return ""
 }
 
 func mb(b int64, ok bool) string {
