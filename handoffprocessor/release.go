@@ -125,14 +125,17 @@ func passThroughUnit(f *fragment) unit {
 // unsized is the bytes of a unit or batch not sized yet.
 const unsized = -1
 
-// size is u's OTLP protobuf size, computed on first use (before u moves into a batch).
-func (u *unit) size() int {
-	if u.bytes == unsized {
+// sizeOnce is td's OTLP protobuf size, kept in *bytes once computed (unsized until then).
+func sizeOnce(bytes *int, td ptrace.Traces) int {
+	if *bytes == unsized {
 		var sizer ptrace.ProtoMarshaler
-		u.bytes = sizer.TracesSize(u.data)
+		*bytes = sizer.TracesSize(td)
 	}
-	return u.bytes
+	return *bytes
 }
+
+// size is u's OTLP protobuf size, computed on first use (before u moves into a batch).
+func (u *unit) size() int { return sizeOnce(&u.bytes, u.data) }
 
 // batch is what one downstream ConsumeTraces carries.
 type batch struct {
@@ -145,13 +148,7 @@ type batch struct {
 }
 
 // size is bt's OTLP protobuf size: its units' sizes add up to it.
-func (bt *batch) size() int {
-	if bt.bytes == unsized {
-		var sizer ptrace.ProtoMarshaler
-		bt.bytes = sizer.TracesSize(bt.td)
-	}
-	return bt.bytes
-}
+func (bt *batch) size() int { return sizeOnce(&bt.bytes, bt.td) }
 
 // batcher packs units into batches bounded by release.max_batch_spans and
 // release.max_batch_bytes. A unit over a bound leaves alone: a trace is never split.
