@@ -99,40 +99,36 @@ type Cost struct {
 func (c Cost) Priced() bool { return c.Source != "" }
 
 // price prices every call the rollups count.
-// The costs are priced into scratch first, and only those that are not zero (a span with
-// nothing to price by has none) are kept, in one array for the trace.
+// The costs that are not zero (a span with nothing to price by has none) are gathered in
+// scratch with their spans, then copied into one array for the trace.
 func (g *Graph) price(chains Chains, prices *pricing.Table) {
 	held := costScratch.get(0)
 	defer costScratch.put(held)
 	priced := (*held)[:0]
-	kept := 0
 	for _, s := range g.Spans {
 		s.cost = nil
 		if !priceable(s) {
 			continue
 		}
-		c := priceSpan(g.ix, s, chains, prices)
-		priced = append(priced, c)
-		if c != (Cost{}) {
-			kept++
+		if c := priceSpan(g.ix, s, chains, prices); c != (Cost{}) {
+			priced = append(priced, pricedSpan{s, c})
 		}
 	}
 	*held = priced // (put clears what was used)
-	if kept == 0 {
+	if len(priced) == 0 {
 		return
 	}
-	costs := make([]Cost, 0, kept)
-	i := 0
-	for _, s := range g.Spans {
-		if !priceable(s) {
-			continue
-		}
-		if c := priced[i]; c != (Cost{}) {
-			costs = append(costs, c)
-			s.cost = &costs[len(costs)-1]
-		}
-		i++
+	costs := make([]Cost, len(priced))
+	for i, p := range priced {
+		costs[i] = p.c
+		p.s.cost = &costs[i]
 	}
+}
+
+// pricedSpan is a span with the cost price found for it.
+type pricedSpan struct {
+	s *Span
+	c Cost
 }
 
 // priceable: the calls the rollups count, LLM calls (not wrapping another) and agent
@@ -141,8 +137,8 @@ func priceable(s *Span) bool {
 	return (s.Role == RoleLLM && !s.llmBelowOwn) || (s.Role == RoleAgent && !s.llmBelow)
 }
 
-// costScratch holds price's costs before the ones kept are copied out.
-var costScratch scratch[Cost]
+// costScratch holds price's costs, with their spans, before they are copied out.
+var costScratch scratch[pricedSpan]
 
 // priceSpan reads the model, provider and cache chains through Build's attribute index ix
 // (slots.go: its chains are compiled from chains).
