@@ -67,12 +67,18 @@ func (r *Result) Classify(c cluster.Name) {
 // named none) and its signature; any other outcome carries neither. A failure the judge
 // decided signs with what was expected instead of its message, which holds the judge's
 // free-text reason: the same failure on two traces keeps one signature.
-func (r *Result) StampCluster() {
+func (r *Result) StampCluster() { r.stamp(true) }
+
+// stamp is StampCluster; without sign a failure gets its cluster and no signature.
+func (r *Result) stamp(sign bool) {
 	if r.Outcome != Fail {
 		r.Cluster, r.Signature = "", ""
 		return
 	}
 	r.Cluster = r.Cluster.Or()
+	if !sign {
+		return
+	}
 	msg := r.Message
 	if r.Judge != nil {
 		msg = "judge failed: " + r.Expected
@@ -84,10 +90,6 @@ func (r *Result) StampCluster() {
 // its cluster and no signature.
 func StampClusters(rs []Result, quiet bool) {
 	for i := range rs {
-		if r := &rs[i]; quiet && r.Outcome == Fail {
-			r.Cluster = r.Cluster.Or()
-		} else {
-			r.StampCluster()
-		}
+		rs[i].stamp(!quiet)
 	}
 }
