@@ -15,6 +15,14 @@ const (
 // Outcomes lists every outcome, for zero-initialized metrics.
 var Outcomes = []Outcome{Pass, Fail, Error, Skipped}
 
+// PassIf is Pass when ok holds, else Fail.
+func PassIf(ok bool) Outcome {
+	if ok {
+		return Pass
+	}
+	return Fail
+}
+
 // Result is one assertion's verdict on one trace.
 type Result struct {
 	TraceID  string   `json:"trace_id"`

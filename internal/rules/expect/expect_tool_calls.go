@@ -62,10 +62,7 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 	}
 	switch {
 	case !ct.counts && te.Quiet:
-		r.Outcome = check.Fail
-		if n > 0 {
-			r.Outcome = check.Pass
-		}
+		r.Outcome = check.PassIf(n > 0)
 	case !ct.counts:
 		anyMatching(r, a, ct.e, tool, calls, f)
 	case n == 0:
@@ -78,10 +75,7 @@ func (te *TraceEval) evalTool(r *check.Result, a *logicalAgent, ct *compiledTool
 // calledAtAll decides a bare tool name: called at least once.
 func calledAtAll(r *check.Result, a *logicalAgent, tool string, calls []*agentgraph.ToolCall, quiet bool) {
 	if quiet { // the outcome alone
-		r.Outcome = check.Fail
-		if len(calls) > 0 {
-			r.Outcome = check.Pass
-		}
+		r.Outcome = check.PassIf(len(calls) > 0)
 		return
 	}
 	r.Actual = fmt.Sprintf("%d calls", len(calls))
@@ -229,10 +223,7 @@ func (te *TraceEval) holdsWithNone(r *check.Result, a *logicalAgent, e *celexpr.
 	case err != nil:
 		setError(r, "%s: %v", tool, err)
 	case te.Quiet: // the outcome alone
-		r.Outcome = check.Fail
-		if ok || isUnknown {
-			r.Outcome = check.Pass
-		}
+		r.Outcome = check.PassIf(ok || isUnknown)
 	case (ok || isUnknown) && len(calls) == 0:
 		r.Outcome = check.Pass
 		r.Message = fmt.Sprintf("agent %s never called %s, and `%s` holds with invocations = 0", a.label(), tool, e.Src)

@@ -23,10 +23,7 @@ func toolOrder(r *check.Result, a *logicalAgent, order []string, quiet bool) {
 		}
 	}
 	if quiet { // the outcome alone
-		r.Outcome = check.Fail
-		if j == len(order) {
-			r.Outcome = check.Pass
-		}
+		r.Outcome = check.PassIf(j == len(order))
 		return
 	}
 	r.Actual = toolSequence(a)
