@@ -14,30 +14,27 @@ func noToolsExpected(tools []string) string {
 }
 
 func noToolCalls(r *check.Result, a *logicalAgent, forbidden []string, quiet bool) {
-	if quiet { // the outcome alone: fails on the first forbidden call
-		r.Outcome = check.Pass
-		for _, tc := range a.toolCalls {
-			if slices.Contains(forbidden, tc.Name) {
-				r.Outcome, r.Cluster = check.Fail, cluster.ScopeBleed
-				return
-			}
-		}
-		return
-	}
-	bad := map[string]bool{}
-	for _, name := range forbidden {
-		bad[name] = true
-	}
-	counts := map[string]int{}
+	var counts map[string]int
 	for _, tc := range a.toolCalls {
-		if bad[tc.Name] {
-			counts[tc.Name]++
-			r.Spans = append(r.Spans, tc.Span.ID.String())
+		if !slices.Contains(forbidden, tc.Name) {
+			continue
 		}
+		if quiet { // the outcome alone: fails on the first forbidden call
+			r.Outcome, r.Cluster = check.Fail, cluster.ScopeBleed
+			return
+		}
+		if counts == nil {
+			counts = map[string]int{}
+		}
+		counts[tc.Name]++
+		r.Spans = append(r.Spans, tc.Span.ID.String())
 	}
 	if len(counts) == 0 {
-		r.Outcome, r.Actual = check.Pass, "none of them called"
-		r.Message = fmt.Sprintf("agent %s called none of %s", a.label(), strings.Join(forbidden, ", "))
+		r.Outcome = check.Pass
+		if !quiet {
+			r.Actual = "none of them called"
+			r.Message = fmt.Sprintf("agent %s called none of %s", a.label(), strings.Join(forbidden, ", "))
+		}
 		return
 	}
 	r.Outcome, r.Actual, r.Cluster = check.Fail, "called: "+check.FormatCounts(counts), cluster.ScopeBleed
