@@ -141,16 +141,9 @@ func (g *Graph) HandoffSpanIDOf(e *Edge) pcommon.SpanID { return handoffSpanID(g
 // handoff span where one exists (never a twin). It returns the number of spans added.
 func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 	added := 0
-	// The HANDOFF scope of each resource the new spans go under: a trace has few, so a
-	// list, searched in order, and a map only past a few.
-	type scope struct {
-		res   pcommon.Resource
-		spans ptrace.SpanSlice
-	}
-	const listed = 8
-	var list [listed]scope
-	scopes := list[:0]
-	var byRes map[pcommon.Resource]ptrace.SpanSlice
+	// The HANDOFF scope of each resource the new spans go under (a trace has few: the map
+	// stays on the stack).
+	scopes := make(map[pcommon.Resource]ptrace.SpanSlice)
 	for _, e := range g.Edges {
 		if e.Via != nil && e.Via.Role == RoleHandoff {
 			fillHandoff(g, e, e.Via.Pdata, policy, false)
@@ -160,36 +153,14 @@ func AppendHandoffs(g *Graph, dst ptrace.Traces, policy ContentPolicy) int {
 		if e.From.Remote != nil {
 			res = e.To.Span.Resource // the sender's resource is in the other trace
 		}
-		var spans ptrace.SpanSlice
-		found := false
-		if byRes != nil {
-			spans, found = byRes[res]
-		} else {
-			for _, sc := range scopes {
-				if sc.res == res {
-					spans, found = sc.spans, true
-					break
-				}
-			}
-		}
+		spans, found := scopes[res]
 		if !found {
 			rs := dst.ResourceSpans().AppendEmpty()
 			res.CopyTo(rs.Resource())
 			ss := rs.ScopeSpans().AppendEmpty()
 			ss.Scope().SetName(ScopeName)
 			spans = ss.Spans()
-			switch {
-			case byRes != nil:
-				byRes[res] = spans
-			case len(scopes) < listed:
-				scopes = append(scopes, scope{res: res, spans: spans})
-			default:
-				byRes = make(map[pcommon.Resource]ptrace.SpanSlice, 2*listed)
-				for _, sc := range scopes {
-					byRes[sc.res] = sc.spans
-				}
-				byRes[res] = spans
-			}
+			scopes[res] = spans
 		}
 		sp := spans.AppendEmpty()
 		sp.SetTraceID(g.TraceID)
