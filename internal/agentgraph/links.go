@@ -168,30 +168,27 @@ func (g *Graph) ownerRun(s *Span) *Invocation {
 }
 
 // localIndex finds the spans of the trace by id, and tells in constant time whether a
-// span is below another: the span forest's preorder numbers each subtree as an interval.
+// span is below another: the span forest's preorder (Span.pre) numbers each subtree as an
+// interval, which ends at end[s.pre].
 type localIndex struct {
-	byID     map[pcommon.SpanID]*Span
-	pre, end map[*Span]int
+	byID map[pcommon.SpanID]*Span
+	end  []int32
 }
 
 func (g *Graph) newLocalIndex() *localIndex {
-	x := &localIndex{
-		byID: make(map[pcommon.SpanID]*Span, len(g.Spans)),
-		pre:  make(map[*Span]int, len(g.preorder)),
-		end:  make(map[*Span]int, len(g.preorder)),
-	}
+	x := &localIndex{byID: make(map[pcommon.SpanID]*Span, len(g.Spans)), end: make([]int32, len(g.preorder))}
 	for _, s := range g.Spans {
 		x.byID[s.ID] = s
 	}
-	for i, s := range g.preorder {
+	for i := range x.end {
 		g.work++
-		x.pre[s], x.end[s] = i, i+1
+		x.end[i] = int32(i + 1)
 	}
 	// Backwards, children before parents: a parent's interval ends where its last
 	// descendant's does.
 	for i := len(g.preorder) - 1; i >= 0; i-- {
 		if s := g.preorder[i]; s.parent != nil {
-			x.end[s.parent] = max(x.end[s.parent], x.end[s])
+			x.end[s.parent.pre] = max(x.end[s.parent.pre], x.end[i])
 		}
 	}
 	return x
@@ -199,7 +196,7 @@ func (g *Graph) newLocalIndex() *localIndex {
 
 // below reports whether s is top or under it.
 func (x *localIndex) below(s, top *Span) bool {
-	return x.pre[top] <= x.pre[s] && x.pre[s] < x.end[top]
+	return top.pre <= s.pre && s.pre < x.end[top.pre]
 }
 
 // localLinkEdge adds the edge from the run owning the linked span to inv, unless that run
