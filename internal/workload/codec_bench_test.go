@@ -10,10 +10,10 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
-// BenchmarkBufferCodec prices the alternative to buffering decoded pdata that
-// docs/performance.md weighs: each trace of the load-test workload marshalled to OTLP
-// protobuf on arrival (a buffer without pointers, which the GC need not mark) and decoded
-// again at release. ns/span is wall time per span of the workload.
+// BenchmarkBufferCodec prices the handoff processor's encoded buffer (buffer_encoding
+// proto, docs/performance.md "The encoded buffer"): each trace of the load-test workload
+// marshalled to OTLP protobuf on arrival (a buffer without pointers, which the GC need not
+// mark) and decoded again at release. ns/span is wall time per span of the workload.
 func BenchmarkBufferCodec(b *testing.B) {
 	w, err := workload.LoadCaptures(filepath.Join("..", "..", "testdata", "traces"), 240)
 	if err != nil {
