@@ -46,13 +46,13 @@ func TestLoadTestHarness(t *testing.T) {
 	}
 	table := rep.String()
 	for _, want := range []string{
-		"| pipeline | offered | spans/s accepted | vs bare | CPU-s per 1M spans | vs bare | vs tail_sampling | peak RSS MB | vs tail_sampling | spans in | spans out | in = out |",
+		"| pipeline | offered | round | spans/s accepted | vs bare | CPU-s per 1M spans | vs bare | vs tail_sampling | peak RSS MB | vs tail_sampling | spans in | spans out | in = out |",
 		"| " + loadtest.Bare + " | 4000 spans/s |", "| " + loadtest.TailSampling + " | 4000 spans/s |", "| " + loadtest.Full + " | 4000 spans/s |",
 		"| " + loadtest.FullDecoded + " | 4000 spans/s |",
 		"| CPU-s per 1M spans, full pipeline / bare, at 4000 spans/s |",
 		"| peak RSS at 4000 spans/s, full / tail_sampling (same hold time) |",
 		"| retained bytes per buffered span / its OTLP protobuf size |",
-		"| pipeline | offered | peak spans buffered | buffer live heap MB |",
+		"| pipeline | offered | round | peak spans buffered | buffer live heap MB |",
 		"spans in = out in every run: yes",
 	} {
 		if !strings.Contains(table, want) {

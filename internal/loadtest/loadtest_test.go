@@ -3,8 +3,16 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 func TestOptionsErrorsNameTheField(t *testing.T) {
@@ -43,5 +51,73 @@ func TestWithPprofEveryPipeline(t *testing.T) {
 	}
 	if _, err := withPprof("service: {}", 1777); err == nil {
 		t.Error("a config without the health_check extension: no error")
+	}
+}
+
+// TestEncodedTemplatesAreTheTemplates: a request the senders build from the encoded templates
+// decodes to the same traces as copying the templates and marshaling them per request, each
+// trace with its own fresh trace id in every span.
+func TestEncodedTemplatesAreTheTemplates(t *testing.T) {
+	w, err := workload.LoadCaptures("../../testdata/traces", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces, err := encodeTemplates(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := pcommon.TraceID{1, 2, 3}, pcommon.TraceID{4, 5, 6}
+	for i := range traces {
+		j := (i + 1) % len(traces)
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(appendTrace(appendTrace(nil, &traces[i], a), &traces[j], b)); err != nil {
+			t.Fatalf("template %d: %v", i, err)
+		}
+		want := ptrace.NewTraces()
+		for _, k := range []struct {
+			template int
+			id       pcommon.TraceID
+		}{{i, a}, {j, b}} {
+			td := w.Trace(k.template, rand.New(rand.NewPCG(1, 2)), 1)[0]
+			workload.SetTraceID(td, k.id)
+			td.ResourceSpans().MoveAndAppendTo(want.ResourceSpans())
+		}
+		if err := ptracetest.CompareTraces(want, req.Traces()); err != nil {
+			t.Errorf("templates %d then %d: %v", i, j, err)
+		}
+	}
+}
+
+// TestTargetsAreMediansOfRoundRatios: each ratio pairs runs of the same round, and the
+// targets table gives the median of the rounds with their range; one round gives its
+// ratio alone.
+func TestTargetsAreMediansOfRoundRatios(t *testing.T) {
+	run := func(pipeline string, round int, cpu float64, rss int64) Run {
+		return Run{Pipeline: pipeline, Round: round, Rate: 1000, Accepted: 1e6, Out: 1e6, Seconds: 10, CPU: cpu, PeakRSS: rss}
+	}
+	rep := &Report{Options: Options{Rate: 1000, Rounds: 3, Batch: 1, Senders: 1, Duration: 1}, RetainedPerSpan: map[string]float64{}}
+	for round, cpu := range []struct{ bare, full, decoded float64 }{{10, 12, 15}, {20, 30, 22}, {10, 11, 14}} {
+		rep.Runs = append(rep.Runs,
+			run(Bare, round+1, cpu.bare, 1), run(TailSampling, round+1, 1, 100),
+			run(FullDecoded, round+1, cpu.decoded, 70), run(Full, round+1, cpu.full, 40))
+	}
+	table := rep.String()
+	// Full / bare per round: 1.2, 1.5, 1.1; decoded: 1.5, 1.1, 1.4. Pooled CPU would give
+	// 53/40 = 1.325 instead.
+	for _, want := range []string{
+		"| CPU-s per 1M spans, full pipeline / bare, at 1000 spans/s | 1.20× (1.10–1.50×, 3 rounds) | 1.40× (1.10–1.50×, 3 rounds) | ≤ 1.3× |",
+		"| peak RSS at 1000 spans/s, full / tail_sampling (same hold time) | 0.40× (0.40–0.40×, 3 rounds) | 0.70× (0.70–0.70×, 3 rounds) | ≤ 0.4× |",
+		"| " + Full + " | 1000 spans/s | 2 | 100000 | 1.00× | 30.00 | 1.50× |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	rep.Options.Rounds, rep.Runs = 1, rep.Runs[:4]
+	if want := "| CPU-s per 1M spans, full pipeline / bare, at 1000 spans/s | 1.20× | 1.50× | ≤ 1.3× |"; !strings.Contains(rep.String(), want) {
+		t.Errorf("one round: table lacks %q:\n%s", want, rep.String())
+	}
+	if got := median([]float64{1, 3, 2, 10}); got != "2.50× (1.00–10.00×, 4 rounds)" {
+		t.Errorf("median of an even count: %s", got)
 	}
 }
