@@ -13,7 +13,6 @@ package loadtest
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -26,8 +25,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/freeport"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/procstat"
@@ -188,7 +185,7 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 // encodes its templates for the senders. The decoded templates are garbage once it
 // returns: kept live, they were most of the load generator's heap, and its GC marked
 // them again on every cycle while the collector it measures shared the cores.
-func prepare(o Options) (*Report, []encodedTrace, error) {
+func prepare(o Options) (*Report, []workload.Encoded, error) {
 	w, err := workload.LoadCaptures(o.TracesDir, o.Templates)
 	if err != nil {
 		return nil, nil, err
@@ -203,8 +200,15 @@ func prepare(o Options) (*Report, []encodedTrace, error) {
 			return nil, nil, err
 		}
 	}
-	traces, err := encodeTemplates(w)
-	return rep, traces, err
+	parts, err := w.Encode(1)
+	if err != nil {
+		return nil, nil, err
+	}
+	traces := make([]workload.Encoded, len(parts))
+	for i, p := range parts {
+		traces[i] = p[0]
+	}
+	return rep, traces, nil
 }
 
 func offered(rate int) string {
@@ -214,7 +218,7 @@ func offered(rate int) string {
 	return fmt.Sprintf("%d spans/s", rate)
 }
 
-func runOne(ctx context.Context, o Options, p Pipeline, traces []encodedTrace, rate, round int) (Run, error) {
+func runOne(ctx context.Context, o Options, p Pipeline, traces []workload.Encoded, rate, round int) (Run, error) {
 	r := Run{Pipeline: p.Name, Buffer: p.Buffer, Rate: rate, Round: round}
 	ports, err := freeport.Ports(4)
 	if err != nil {
@@ -404,12 +408,14 @@ func slug(name string) string {
 
 // send offers the workload's traces from senders goroutines until deadline, each sender
 // paced to its share of rate (0 = as fast as accepted), and returns the spans accepted
-// (HTTP 200). Every trace goes whole in one request, with a fresh trace id.
-func send(ctx context.Context, url string, traces []encodedTrace, deadline time.Time, senders, batch, rate int) int64 {
+// (HTTP 200). Every trace goes whole in one request, with a fresh trace id patched into
+// its encoding (workload.Encode): the generator shares the cores with the collector, and
+// copying and marshaling each trace cost it about what the collector's own decode costs.
+func send(ctx context.Context, url string, traces []workload.Encoded, deadline time.Time, senders, batch, rate int) int64 {
 	var accepted, next atomic.Int64
 	size := 0
 	for _, t := range traces {
-		size = max(size, batch*len(t.body))
+		size = max(size, batch*len(t.Body))
 	}
 	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 30 * time.Second}
@@ -429,10 +435,7 @@ func send(ctx context.Context, url string, traces []encodedTrace, deadline time.
 				body, spans := make([]byte, 0, size), 0
 				for range batch {
 					t := &traces[int(next.Add(1))%len(traces)]
-					var id pcommon.TraceID
-					binary.BigEndian.PutUint64(id[:8], rng.Uint64())
-					binary.BigEndian.PutUint64(id[8:], rng.Uint64())
-					body, spans = appendTrace(body, t, id), spans+t.spans
+					body, spans = t.AppendWithID(body, workload.NewTraceID(rng)), spans+t.Spans
 				}
 				req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 				if err != nil {

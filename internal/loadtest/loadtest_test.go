@@ -3,16 +3,8 @@ package loadtest
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-
-	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
 func TestOptionsErrorsNameTheField(t *testing.T) {
@@ -51,40 +43,6 @@ func TestWithPprofEveryPipeline(t *testing.T) {
 	}
 	if _, err := withPprof("service: {}", 1777); err == nil {
 		t.Error("a config without the health_check extension: no error")
-	}
-}
-
-// TestEncodedTemplatesAreTheTemplates: a request the senders build from the encoded templates
-// decodes to the same traces as copying the templates and marshaling them per request, each
-// trace with its own fresh trace id in every span.
-func TestEncodedTemplatesAreTheTemplates(t *testing.T) {
-	w, err := workload.LoadCaptures("../../testdata/traces", 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	traces, err := encodeTemplates(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := pcommon.TraceID{1, 2, 3}, pcommon.TraceID{4, 5, 6}
-	for i := range traces {
-		j := (i + 1) % len(traces)
-		req := ptraceotlp.NewExportRequest()
-		if err := req.UnmarshalProto(appendTrace(appendTrace(nil, &traces[i], a), &traces[j], b)); err != nil {
-			t.Fatalf("template %d: %v", i, err)
-		}
-		want := ptrace.NewTraces()
-		for _, k := range []struct {
-			template int
-			id       pcommon.TraceID
-		}{{i, a}, {j, b}} {
-			td := w.Trace(k.template, rand.New(rand.NewPCG(1, 2)), 1)[0]
-			workload.SetTraceID(td, k.id)
-			td.ResourceSpans().MoveAndAppendTo(want.ResourceSpans())
-		}
-		if err := ptracetest.CompareTraces(want, req.Traces()); err != nil {
-			t.Errorf("templates %d then %d: %v", i, j, err)
-		}
 	}
 }
 

@@ -108,9 +108,7 @@ func SetTraceID(td ptrace.Traces, id pcommon.TraceID) {
 // Trace returns a copy of template i with a fresh random trace id, split into parts
 // batches (span k goes to batch k mod parts), as separate exporters would send it.
 func (w *Workload) Trace(i int, rng *rand.Rand, parts int) []ptrace.Traces {
-	var id pcommon.TraceID
-	binary.BigEndian.PutUint64(id[:8], rng.Uint64())
-	binary.BigEndian.PutUint64(id[8:], rng.Uint64())
+	id := NewTraceID(rng)
 	out := make([]ptrace.Traces, parts)
 	for p := range out {
 		out[p] = ptrace.NewTraces()
