@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,7 +164,7 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 	}
 	for round := 1; round <= o.rounds(); round++ {
 		for _, rate := range rates {
-			for _, p := range Pipelines {
+			for _, p := range inRound(Pipelines, round) {
 				if !strings.Contains(p.Name, o.Only) {
 					continue
 				}
@@ -179,6 +180,14 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// inRound is the order pipelines run in round (from 1): each round starts one pipeline
+// later than the one before, so that a machine that slows down (or speeds up) within a
+// round does not always charge the same pipeline. Ratios pair runs of the same round.
+func inRound(pipelines []Pipeline, round int) []Pipeline {
+	k := (round - 1) % len(pipelines)
+	return append(slices.Clone(pipelines[k:]), pipelines[:k]...)
 }
 
 // prepare loads the workload, measures the retained bytes per buffered span with it and

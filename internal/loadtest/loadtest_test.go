@@ -79,3 +79,28 @@ func TestTargetsAreMediansOfRoundRatios(t *testing.T) {
 		t.Errorf("median of an even count: %s", got)
 	}
 }
+
+// TestRoundsRotateThePipelines: every pipeline runs once per round, each round starting one
+// pipeline later; the first round runs them in their listed order.
+func TestRoundsRotateThePipelines(t *testing.T) {
+	names := func(ps []Pipeline) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return strings.Join(out, ", ")
+	}
+	n := len(Pipelines)
+	if got, want := names(inRound(Pipelines, 1)), names(Pipelines); got != want {
+		t.Errorf("round 1: %s, want %s", got, want)
+	}
+	if got, want := names(inRound(Pipelines, 2)), names(append(Pipelines[1:n:n], Pipelines[0])); got != want {
+		t.Errorf("round 2: %s, want %s", got, want)
+	}
+	if got, want := names(inRound(Pipelines, n+1)), names(Pipelines); got != want {
+		t.Errorf("round %d: %s, want %s", n+1, got, want)
+	}
+	if names(Pipelines) != names(inRound(Pipelines, 1)) || len(inRound(Pipelines, 3)) != n {
+		t.Error("inRound changed its input or lost a pipeline")
+	}
+}
