@@ -64,7 +64,10 @@ func loadWorkload(b *testing.B, traces int) *benchWorkload {
 // collector has no such heap, and it made each target pay for its garbage far more than a
 // collector does).
 func encodedBatches(b *testing.B, traces, parts int) ([][]workload.Encoded, int) {
-	w := loadWorkload(b, traces)
+	w, err := workload.LoadCaptures(filepath.Join("..", "testdata", "traces"), traces)
+	if err != nil {
+		b.Fatal(err)
+	}
 	enc, err := w.Encode(parts)
 	if err != nil {
 		b.Fatal(err)
