@@ -3,6 +3,7 @@ package handoffprocessor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -27,8 +28,9 @@ type Config struct {
 	// is released early, like over max_spans_per_trace.
 	MaxTraceSizeBytes int `mapstructure:"max_trace_size_bytes"`
 	// BufferEncoding is how buffered spans are held: proto (their OTLP protobuf encoding,
-	// the default: far less memory) or decoded (the receiver's pdata as it came: no
-	// encode and decode, more memory and GC). README, "Tuning and sizing".
+	// the default: far less memory), proto_s2 (that, S2-compressed: less memory again,
+	// more CPU) or decoded (the receiver's pdata as it came: no encode and decode, more
+	// memory and GC). README, "Tuning and sizing".
 	BufferEncoding string `mapstructure:"buffer_encoding"`
 	// NumShards splits the buffer into independent loops (0 = one per CPU).
 	NumShards int `mapstructure:"num_shards"`
@@ -56,6 +58,7 @@ type Config struct {
 // The buffer encodings (Config.BufferEncoding).
 const (
 	bufferProto   = "proto"
+	bufferProtoS2 = "proto_s2"
 	bufferDecoded = "decoded"
 )
 
@@ -123,8 +126,8 @@ func (c *Config) Validate() error {
 	if c.MaxTraceSizeBytes < 0 {
 		errs = append(errs, errors.New("max_trace_size_bytes must not be negative (0 = no bound)"))
 	}
-	if c.BufferEncoding != bufferProto && c.BufferEncoding != bufferDecoded {
-		errs = append(errs, fmt.Errorf("buffer_encoding: must be one of proto, decoded, got %q", c.BufferEncoding))
+	if !slices.Contains([]string{bufferProto, bufferProtoS2, bufferDecoded}, c.BufferEncoding) {
+		errs = append(errs, fmt.Errorf("buffer_encoding: must be one of proto, proto_s2, decoded, got %q", c.BufferEncoding))
 	}
 	if c.NumShards < 0 {
 		errs = append(errs, errors.New("num_shards must not be negative (0 = one per CPU)"))

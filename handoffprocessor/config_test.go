@@ -78,7 +78,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_redact_regex.yaml":                 "content.redact[1]: error parsing regexp: missing closing ): `(unclosed`",
 		"invalid_unknown_key.yaml":                  "has invalid keys: quiet_periode",
 		"invalid_content_policy.yaml":               `content.policy: must be one of copy, redact, omit, got "mask"`,
-		"invalid_buffer_encoding.yaml":              `buffer_encoding: must be one of proto, decoded, got "gzip"`,
+		"invalid_buffer_encoding.yaml":              `buffer_encoding: must be one of proto, proto_s2, decoded, got "gzip"`,
 		"invalid_num_shards.yaml":                   "num_shards (5000) must be at most 1024",
 		"invalid_late_span_cache_size.yaml":         "late_span_cache_size (20000000) must be at most 10000000",
 		"invalid_num_traces_cap.yaml":               "num_traces (10000001) must be at most 10000000",

@@ -1,6 +1,9 @@
 package handoffprocessor
 
 import (
+	"sync"
+
+	"github.com/klauspost/compress/s2"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -11,27 +14,71 @@ import (
 // skips them, cycles are short and the heap goal follows the rest of the live set. The
 // price is one marshal on arrival and one decode at release; the GC work saved pays for
 // it (docs/performance.md, "The encoded buffer").
+//
+// buffer_encoding proto_s2 also compresses each fragment's protobuf with S2 (a Snappy
+// derivative: fast, no entropy coding). Agent spans are mostly prompt and message text,
+// repeated from call to call, so the buffer shrinks several times over for about a
+// microsecond per span more (docs/performance.md, "The compressed buffer").
 
-// encodeFragment stores f's spans as protobuf (f.encoded, f.bytes); f.data stays as it
-// is, for a fragment that turns out to be late.
-func encodeFragment(f *fragment) {
-	var m ptrace.ProtoMarshaler
-	// MarshalTraces cannot fail: it sizes the message, then writes it.
-	f.encoded, _ = m.MarshalTraces(f.data)
-	f.bytes = len(f.encoded)
+// storedFragment is one buffered fragment's protobuf, S2-compressed when compressed.
+type storedFragment struct {
+	b          []byte
+	compressed bool
 }
 
-// encodedSpans are the fragments of one buffered trace, each as protobuf, in arrival
-// order.
-type encodedSpans [][]byte
+// bufferCodec encodes fragments on arrival and decodes traces at release.
+type bufferCodec struct {
+	compress bool
+}
+
+// scratch holds the buffers a codec compresses into and decompresses into: their contents
+// never outlive one call (pdata's unmarshal copies every string and byte slice it keeps).
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// encode stores f's spans as protobuf (f.encoded, f.bytes: the protobuf size, compressed
+// or not); f.data stays as it is, for a fragment that turns out to be late.
+func (c bufferCodec) encode(f *fragment) {
+	var m ptrace.ProtoMarshaler
+	// MarshalTraces cannot fail: it sizes the message, then writes it.
+	raw, _ := m.MarshalTraces(f.data)
+	f.bytes = len(raw)
+	// S2 blocks hold up to 4 GiB; a larger fragment (beyond protobuf's own 2 GiB limit,
+	// so never from a receiver) is kept uncompressed.
+	if !c.compress || s2.MaxEncodedLen(len(raw)) < 0 {
+		f.encoded = storedFragment{b: raw}
+		return
+	}
+	buf := scratch.Get().(*[]byte)
+	*buf = s2.Encode(*buf, raw)
+	// Held at its exact size: Encode's output may be larger than what it wrote.
+	f.encoded = storedFragment{b: append([]byte(nil), *buf...), compressed: true}
+	scratch.Put(buf)
+}
+
+// encodedSpans are the fragments of one buffered trace, in arrival order.
+type encodedSpans []storedFragment
 
 // decode is the buffered spans as one ptrace.Traces, fragments in arrival order (the
 // first fragment's, with the others' appended). A fragment that fails to decode (our own
 // encoding: only a bug) is skipped and counted in failed; every other fragment's spans
 // are still there.
-func (e encodedSpans) decode() (td ptrace.Traces, failed int) {
+func (c bufferCodec) decode(e encodedSpans) (td ptrace.Traces, failed int) {
 	var u ptrace.ProtoUnmarshaler
-	for _, b := range e {
+	var buf *[]byte
+	for _, f := range e {
+		b := f.b
+		if f.compressed {
+			if buf == nil {
+				buf = scratch.Get().(*[]byte)
+				defer scratch.Put(buf)
+			}
+			out, err := s2.Decode(*buf, b)
+			if err != nil {
+				failed++
+				continue
+			}
+			*buf, b = out, out
+		}
 		part, err := u.UnmarshalTraces(b)
 		switch {
 		case err != nil:

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -74,7 +75,7 @@ func hostileBatch(id pcommon.TraceID, first byte, root bool) ptrace.Traces {
 var rootID = pcommon.SpanID{12, 0, 0, 1}
 
 func TestBufferedSpansLeaveAsTheyCame(t *testing.T) {
-	for _, encoding := range []string{bufferProto, bufferDecoded} {
+	for _, encoding := range []string{bufferProto, bufferProtoS2, bufferDecoded} {
 		t.Run(encoding, func(t *testing.T) { testBufferedSpansLeaveAsTheyCame(t, encoding) })
 	}
 }
@@ -82,6 +83,8 @@ func TestBufferedSpansLeaveAsTheyCame(t *testing.T) {
 func testBufferedSpansLeaveAsTheyCame(t *testing.T, encoding string) {
 	sink := new(consumertest.TracesSink)
 	h := newHarness(t, testConfig(func(c *Config) { c.BufferEncoding = encoding }), sink, true)
+	require.Equal(t, encoding != bufferDecoded, h.p.encodeBuffer)
+	require.Equal(t, encoding == bufferProtoS2, h.p.codec.compress)
 	id := pcommon.TraceID{0xab, 1}
 	want := ptrace.NewTraces()
 	// Three batches, the root in the last: the trace is buffered across all three.
@@ -102,37 +105,45 @@ func testBufferedSpansLeaveAsTheyCame(t *testing.T, encoding string) {
 
 // TestUndecodableFragmentCountedAndLogged: buffered bytes that do not decode whole (only a
 // bug could make them) lose their spans visibly. A fragment cut inside a span fails to
-// decode; one cut at a message boundary decodes without error but short. Either way the
-// rest of the trace leaves, the lost spans are counted and logged, and the gauges return
-// to zero.
+// decode; one cut at a message boundary decodes without error but short; a compressed
+// block cut short fails to decompress. Either way the rest of the trace leaves, the lost
+// spans are counted and logged, and the gauges return to zero.
 func TestUndecodableFragmentCountedAndLogged(t *testing.T) {
 	id := pcommon.TraceID{0xcd, 2}
 	// bad holds two resources; cuts keep what of it they keep.
 	bad := &fragment{id: id, data: hostileBatch(id, 13, false)}
 	hostileBatch(id, 14, false).ResourceSpans().MoveAndAppendTo(bad.data.ResourceSpans())
-	encodeFragment(bad)
+	bufferCodec{}.encode(bad)
+	raw := bad.encoded.b
 	firstResource := ptrace.NewTraces()
 	bad.data.ResourceSpans().At(0).CopyTo(firstResource.ResourceSpans().AppendEmpty())
 	atBoundary := (&ptrace.ProtoMarshaler{}).TracesSize(firstResource)
+	compressed := storedFragment{b: s2.Encode(nil, raw), compressed: true}
 	cuts := map[string]struct {
-		encoded         []byte
+		codec           bufferCodec
+		stored          storedFragment
 		keptBad, failed int
 	}{
-		"inside a span":         {bad.encoded[:len(bad.encoded)-1], 0, 1},
-		"at a message boundary": {bad.encoded[:atBoundary], firstResource.SpanCount(), 0},
+		"inside a span":                  {bufferCodec{}, storedFragment{b: raw[:len(raw)-1]}, 0, 1},
+		"at a message boundary":          {bufferCodec{}, storedFragment{b: raw[:atBoundary]}, firstResource.SpanCount(), 0},
+		"s2, inside a span":              {bufferCodec{compress: true}, storedFragment{b: s2.Encode(nil, raw[:len(raw)-1]), compressed: true}, 0, 1},
+		"s2, at a message boundary":      {bufferCodec{compress: true}, storedFragment{b: s2.Encode(nil, raw[:atBoundary]), compressed: true}, firstResource.SpanCount(), 0},
+		"s2, compressed block cut short": {bufferCodec{compress: true}, storedFragment{b: compressed.b[:len(compressed.b)/2], compressed: true}, 0, 1},
 	}
 	for name, cut := range cuts {
 		t.Run(name, func(t *testing.T) {
 			sink := new(consumertest.TracesSink)
 			h := newHarness(t, testConfig(), sink, true)
+			h.p.codec = cut.codec
 			core, logs := observer.New(zapcore.ErrorLevel)
 			h.p.logger = zap.New(core)
 			good := &fragment{id: id, data: hostileBatch(id, 12, true)}
-			encodeFragment(good)
-			require.Equal(t, good.bytes, (&ptrace.ProtoMarshaler{}).TracesSize(good.data))
+			cut.codec.encode(good)
+			require.Equal(t, good.bytes, (&ptrace.ProtoMarshaler{}).TracesSize(good.data), "the protobuf size, compressed or not")
+			require.Equal(t, cut.codec.compress, good.encoded.compressed)
 			spans := good.data.SpanCount() + bad.data.SpanCount()
 			tr := &pendingTrace{
-				id: id, encoded: encodedSpans{good.encoded, cut.encoded}, data: ptrace.NewTraces(),
+				id: id, encoded: encodedSpans{good.encoded, cut.stored}, data: ptrace.NewTraces(),
 				spans: spans, first: h.p.now(), rootSeen: true,
 			}
 			h.p.hold(1, int64(spans)) // as the shard did when it buffered them

@@ -21,8 +21,10 @@ import (
 
 type handoffProcessor struct {
 	cfg *Config
-	// encodeBuffer: buffered spans are held as protobuf (buffer_encoding proto, encoded.go).
+	// encodeBuffer: buffered spans are held as protobuf (buffer_encoding proto or
+	// proto_s2, encoded.go), encoded and decoded by codec.
 	encodeBuffer bool
+	codec        bufferCodec
 	next         consumer.Traces
 	logger       *zap.Logger
 	telemetry    *telemetry
@@ -77,7 +79,8 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 	}
 	p := &handoffProcessor{
 		cfg:          cfg,
-		encodeBuffer: cfg.BufferEncoding == bufferProto,
+		encodeBuffer: cfg.BufferEncoding != bufferDecoded,
+		codec:        bufferCodec{compress: cfg.BufferEncoding == bufferProtoS2},
 		next:         next,
 		logger:       set.Logger,
 		telemetry:    tel,
@@ -196,7 +199,7 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 }
 
 // prepare readies each fragment with a trace id for the buffer, outside the lock: its
-// encoding (buffer_encoding proto, which sizes it too), or its size when
+// encoding (buffer_encoding proto or proto_s2, which sizes it too), or its size when
 // max_trace_size_bytes needs one.
 func (p *handoffProcessor) prepare(frags []*fragment) {
 	var sizer ptrace.ProtoMarshaler
@@ -204,7 +207,7 @@ func (p *handoffProcessor) prepare(frags []*fragment) {
 		switch {
 		case f.id.IsEmpty():
 		case p.encodeBuffer:
-			encodeFragment(f)
+			p.codec.encode(f)
 		case p.cfg.MaxTraceSizeBytes > 0:
 			f.bytes = sizer.TracesSize(f.data)
 		}

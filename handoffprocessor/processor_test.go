@@ -646,9 +646,10 @@ func TestTooLargeReleasedEarly(t *testing.T) {
 	})
 }
 
-// 4a'. Over max_trace_size_bytes, likewise, whichever way the buffer holds the spans.
+// 4a'. Over max_trace_size_bytes, likewise, whichever way the buffer holds the spans (the
+// bound is on the protobuf size, compressed or not).
 func TestTooManyBytesReleasedEarly(t *testing.T) {
-	for _, encoding := range []string{bufferProto, bufferDecoded} {
+	for _, encoding := range []string{bufferProto, bufferProtoS2, bufferDecoded} {
 		t.Run(encoding, func(t *testing.T) { testTooManyBytesReleasedEarly(t, encoding) })
 	}
 }

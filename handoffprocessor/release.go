@@ -55,7 +55,7 @@ func (p *handoffProcessor) decode(t *pendingTrace) {
 		return // buffer_encoding decoded
 	}
 	var failed int
-	t.data, failed = t.encoded.decode()
+	t.data, failed = p.codec.decode(t.encoded)
 	t.encoded = nil
 	lost := max(t.spans-t.data.SpanCount(), 0)
 	if lost == 0 && failed == 0 {

@@ -27,10 +27,10 @@ const (
 type pendingTrace struct {
 	id       pcommon.TraceID
 	seq      uint64        // arrival order, for eviction
-	encoded  encodedSpans  // the spans while buffered, for buffer_encoding proto (encoded.go)
+	encoded  encodedSpans  // the spans while buffered, for buffer_encoding proto and proto_s2 (encoded.go)
 	data     ptrace.Traces // the spans decoded: while buffered (decoded) or from release on
 	spans    int
-	bytes    int // protobuf size: with buffer_encoding proto, or when max_trace_size_bytes is set
+	bytes    int // protobuf size: with buffer_encoding proto or proto_s2, or when max_trace_size_bytes is set
 	first    time.Time
 	rootSeen bool
 	quiet    time.Time // release time once the root is seen; restarted by every span

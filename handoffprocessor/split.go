@@ -12,9 +12,9 @@ type fragment struct {
 	id    pcommon.TraceID
 	data  ptrace.Traces
 	spans int
-	// encoded is data as protobuf and bytes its length, set (encodeFragment) for a fragment
-	// offered to a shard.
-	encoded []byte
+	// encoded is data as protobuf and bytes its protobuf size, set (bufferCodec.encode)
+	// for a fragment offered to a shard.
+	encoded storedFragment
 	bytes   int
 	hasRoot bool
 
