@@ -211,7 +211,7 @@ LOAD_ROUNDS ?= 3
 loadtest: $(BINARY)
 	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE) --rounds $(LOAD_ROUNDS)
 
-## loadtest-profile: the two handoff pipelines' load-test runs alone (proto and decoded buffer),
+## loadtest-profile: the three handoff pipelines' load-test runs alone (proto, S2 and decoded buffer),
 ## with a CPU profile of each load phase and a heap profile as it ends in _build/profiles
 ## (go tool pprof _build/otelcol-handoff FILE)
 loadtest-profile: $(BINARY)

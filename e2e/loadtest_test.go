@@ -41,14 +41,19 @@ func TestLoadTestHarness(t *testing.T) {
 	if full := rep.Runs[len(rep.Runs)-1]; full.Pipeline != loadtest.Full || full.PeakBuffered == 0 {
 		t.Errorf("last run %q buffered %d spans at most: the processor's gauge was not read", full.Pipeline, full.PeakBuffered)
 	}
-	if rep.RetainedPerSpan[loadtest.BufferProto] <= 0 || rep.RetainedPerSpan[loadtest.BufferDecoded] <= 0 || rep.ProtoBytesPerSpan <= 0 {
-		t.Errorf("retained %v B per span, OTLP %.0f B per span: not measured", rep.RetainedPerSpan, rep.ProtoBytesPerSpan)
+	for _, buffer := range []string{loadtest.BufferProto, loadtest.BufferProtoS2, loadtest.BufferDecoded} {
+		if rep.RetainedPerSpan[buffer] <= 0 || rep.ProtoBytesPerSpan <= 0 {
+			t.Errorf("retained %v B per span, OTLP %.0f B per span: %s not measured", rep.RetainedPerSpan, rep.ProtoBytesPerSpan, buffer)
+		}
+	}
+	if rep.S2AsIsPerSpan <= 0 || rep.ProtoAsIsPerSpan <= 0 {
+		t.Errorf("S2 on the captures as they are: %.0f B retained per span of %.0f B: not measured", rep.S2AsIsPerSpan, rep.ProtoAsIsPerSpan)
 	}
 	table := rep.String()
 	for _, want := range []string{
 		"| pipeline | offered | round | spans/s accepted | vs bare | CPU-s per 1M spans | vs bare | vs tail_sampling | peak RSS MB | vs tail_sampling | spans in | spans out | in = out |",
 		"| " + loadtest.Bare + " | 4000 spans/s |", "| " + loadtest.TailSampling + " | 4000 spans/s |", "| " + loadtest.Full + " | 4000 spans/s |",
-		"| " + loadtest.FullDecoded + " | 4000 spans/s |",
+		"| " + loadtest.FullDecoded + " | 4000 spans/s |", "| " + loadtest.FullS2 + " | 4000 spans/s |",
 		"| CPU-s per 1M spans, full pipeline / bare, at 4000 spans/s |",
 		"| peak RSS at 4000 spans/s, full / tail_sampling (same hold time) |",
 		"| retained bytes per buffered span / its OTLP protobuf size |",
@@ -60,7 +65,7 @@ func TestLoadTestHarness(t *testing.T) {
 		}
 	}
 	// Each handoff pipeline has a row in the run table and one in the sizing check.
-	for _, name := range []string{loadtest.Full, loadtest.FullDecoded} {
+	for _, name := range []string{loadtest.Full, loadtest.FullDecoded, loadtest.FullS2} {
 		if n := strings.Count(table, "| "+name+" | 4000 spans/s |"); n != 2 {
 			t.Errorf("%d rows of %q, want 2 (run and sizing):\n%s", n, name, table)
 		}
@@ -68,7 +73,7 @@ func TestLoadTestHarness(t *testing.T) {
 	t.Log("\n" + table)
 }
 
-// TestLoadTestProfile runs `make loadtest-profile`'s harness for a second on the two
+// TestLoadTestProfile runs `make loadtest-profile`'s harness for a second on the three
 // handoff pipelines alone: the collector's pprof extension gives a CPU and a heap profile of
 // each run, each a gzipped pprof protobuf, and the other pipelines do not run.
 func TestLoadTestProfile(t *testing.T) {
@@ -81,11 +86,11 @@ func TestLoadTestProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Runs) != 2 || rep.Runs[0].Pipeline != loadtest.FullDecoded || rep.Runs[1].Pipeline != loadtest.Full ||
-		!rep.Lossless() {
-		t.Fatalf("runs %+v, want the two handoff pipelines alone, nothing lost", rep.Runs)
+	if len(rep.Runs) != 3 || rep.Runs[0].Pipeline != loadtest.FullDecoded || rep.Runs[1].Pipeline != loadtest.FullS2 ||
+		rep.Runs[2].Pipeline != loadtest.Full || !rep.Lossless() {
+		t.Fatalf("runs %+v, want the three handoff pipelines alone, nothing lost", rep.Runs)
 	}
-	for _, name := range []string{"otlp-handoff-decoded-buffer-assertion-10-rules-nop", "otlp-handoff-assertion-10-rules-nop"} {
+	for _, name := range []string{"otlp-handoff-decoded-buffer-assertion-10-rules-nop", "otlp-handoff-s2-buffer-assertion-10-rules-nop", "otlp-handoff-assertion-10-rules-nop"} {
 		for _, kind := range []string{"cpu", "heap"} {
 			requireProfile(t, filepath.Join(dir, name+"-4000-spans-s."+kind+".pprof"))
 		}

@@ -26,7 +26,7 @@ import (
 func main() {
 	o := loadtest.Options{Retained: handoffprocessortest.Retained}
 	flag.StringVar(&o.Binary, "binary", "_build/otelcol-handoff", "collector binary")
-	flag.DurationVar(&o.Duration, "duration", 15*time.Second, "load duration of each of the runs (4 pipelines × fixed rate and saturation × rounds)")
+	flag.DurationVar(&o.Duration, "duration", 15*time.Second, "load duration of each of the runs (5 pipelines × fixed rate and saturation × rounds)")
 	flag.IntVar(&o.Rate, "rate", 50000, "offered spans/s of the fixed-rate runs (0 = none)")
 	flag.BoolVar(&o.Saturation, "saturation", true, "also run each pipeline as fast as the collector accepts")
 	flag.IntVar(&o.Senders, "senders", 4, "concurrent OTLP/HTTP senders")
@@ -35,6 +35,7 @@ func main() {
 	flag.IntVar(&o.Templates, "templates", 240, "trace templates built from the captures")
 	flag.StringVar(&o.ProfileDir, "profile", "", "save a CPU and a heap profile of each run into this folder (the collector's pprof extension)")
 	flag.IntVar(&o.Rounds, "rounds", 1, "repeat the whole sequence of runs; each ratio is taken within a round and the targets table gives the median of the rounds")
+	flag.DurationVar(&o.Hold, "hold", loadtest.HoldTime, "how long each buffering pipeline holds a trace: tail_sampling's decision_wait, the handoff processor's quiet_period")
 	flag.StringVar(&o.Only, "only", "", "run only the pipelines whose names contain this (bare, tail_sampling, handoff); the retained-memory figure is still measured")
 	flag.Parse()
 	o.Progress = os.Stderr

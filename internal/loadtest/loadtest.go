@@ -32,8 +32,8 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/workload"
 )
 
-// HoldTime is tail_sampling's decision_wait and our quiet_period: the same hold time, so
-// the memory figures compare like with like.
+// HoldTime is tail_sampling's decision_wait and our quiet_period by default (Options.Hold):
+// the same hold time, so the memory figures compare like with like.
 const HoldTime = time.Second
 
 // Options is one load-test invocation.
@@ -64,6 +64,10 @@ type Options struct {
 	ProfileDir string
 	// Only, if set, runs just the pipelines whose names contain it.
 	Only string
+	// Hold is the pipelines' hold time (0 = HoldTime): tail_sampling's decision_wait and
+	// the handoff processor's quiet_period. Memory grows with it; agent runs that last
+	// minutes need long ones.
+	Hold time.Duration
 	// Rounds repeats the whole sequence of runs (0 = once). Each ratio is taken within one
 	// round, and the targets table gives their median: on a shared 2-core machine the bare
 	// pipeline's own CPU per span moves by 10 % and more between runs.
@@ -134,6 +138,13 @@ func (r Run) CPUPerMillion() float64 { return r.CPU / (float64(r.Accepted) / 1e6
 // Lossless says every accepted span came out of the pipeline.
 func (r Run) Lossless() bool { return r.Accepted > 0 && r.Out == r.Accepted }
 
+func (o Options) hold() time.Duration {
+	if o.Hold > 0 {
+		return o.Hold
+	}
+	return HoldTime
+}
+
 // Report is a whole invocation.
 type Report struct {
 	Options       Options
@@ -143,6 +154,11 @@ type Report struct {
 	RetainedPerSpan    map[string]float64
 	ProtoBytesPerSpan  float64
 	RetainedSpansTotal int
+	// S2AsIsPerSpan is the retained bytes per span with buffer_encoding proto_s2 on the
+	// captures as they are (workload.LoadCapturesAsIs), ProtoAsIsPerSpan their OTLP size
+	// per span: what real traces compress to. The scaled templates repeat their capture,
+	// which S2 finds, so they compress far more than any real trace.
+	S2AsIsPerSpan, ProtoAsIsPerSpan float64
 }
 
 // Execute measures retained memory in process, then runs every pipeline at the fixed
@@ -164,7 +180,7 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 	}
 	for round := 1; round <= o.rounds(); round++ {
 		for _, rate := range rates {
-			for _, p := range inRound(Pipelines, round) {
+			for _, p := range inRound(PipelinesHolding(o.hold()), round) {
 				if !strings.Contains(p.Name, o.Only) {
 					continue
 				}
@@ -208,6 +224,13 @@ func prepare(o Options) (*Report, []workload.Encoded, error) {
 		if rep.RetainedPerSpan[p.Buffer], rep.ProtoBytesPerSpan, err = o.Retained(w, p.Buffer); err != nil {
 			return nil, nil, err
 		}
+	}
+	asIs, err := workload.LoadCapturesAsIs(o.TracesDir, o.Templates)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rep.S2AsIsPerSpan, rep.ProtoAsIsPerSpan, err = o.Retained(asIs, BufferProtoS2); err != nil {
+		return nil, nil, err
 	}
 	parts, err := w.Encode(1)
 	if err != nil {

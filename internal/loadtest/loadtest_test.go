@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestOptionsErrorsNameTheField(t *testing.T) {
@@ -54,25 +55,25 @@ func TestTargetsAreMediansOfRoundRatios(t *testing.T) {
 		return Run{Pipeline: pipeline, Round: round, Rate: 1000, Accepted: 1e6, Out: 1e6, Seconds: 10, CPU: cpu, PeakRSS: rss}
 	}
 	rep := &Report{Options: Options{Rate: 1000, Rounds: 3, Batch: 1, Senders: 1, Duration: 1}, RetainedPerSpan: map[string]float64{}}
-	for round, cpu := range []struct{ bare, full, decoded float64 }{{10, 12, 15}, {20, 30, 22}, {10, 11, 14}} {
+	for round, cpu := range []struct{ bare, full, decoded, s2 float64 }{{10, 12, 15, 13}, {20, 30, 22, 34}, {10, 11, 14, 16}} {
 		rep.Runs = append(rep.Runs,
 			run(Bare, round+1, cpu.bare, 1), run(TailSampling, round+1, 1, 100),
-			run(FullDecoded, round+1, cpu.decoded, 70), run(Full, round+1, cpu.full, 40))
+			run(FullDecoded, round+1, cpu.decoded, 70), run(FullS2, round+1, cpu.s2, 20), run(Full, round+1, cpu.full, 40))
 	}
 	table := rep.String()
-	// Full / bare per round: 1.2, 1.5, 1.1; decoded: 1.5, 1.1, 1.4. Pooled CPU would give
-	// 53/40 = 1.325 instead.
+	// Full / bare per round: 1.2, 1.5, 1.1; decoded: 1.5, 1.1, 1.4; S2: 1.3, 1.7, 1.6.
+	// Pooled CPU would give 53/40 = 1.325 instead.
 	for _, want := range []string{
-		"| CPU-s per 1M spans, full pipeline / bare, at 1000 spans/s | 1.20× (1.10–1.50×, 3 rounds) | 1.40× (1.10–1.50×, 3 rounds) | ≤ 1.3× |",
-		"| peak RSS at 1000 spans/s, full / tail_sampling (same hold time) | 0.40× (0.40–0.40×, 3 rounds) | 0.70× (0.70–0.70×, 3 rounds) | ≤ 0.4× |",
+		"| CPU-s per 1M spans, full pipeline / bare, at 1000 spans/s | 1.20× (1.10–1.50×, 3 rounds) | 1.40× (1.10–1.50×, 3 rounds) | 1.60× (1.30–1.70×, 3 rounds) | ≤ 1.3× |",
+		"| peak RSS at 1000 spans/s, full / tail_sampling (same hold time) | 0.40× (0.40–0.40×, 3 rounds) | 0.70× (0.70–0.70×, 3 rounds) | 0.20× (0.20–0.20×, 3 rounds) | ≤ 0.4× |",
 		"| " + Full + " | 1000 spans/s | 2 | 100000 | 1.00× | 30.00 | 1.50× |",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
 	}
-	rep.Options.Rounds, rep.Runs = 1, rep.Runs[:4]
-	if want := "| CPU-s per 1M spans, full pipeline / bare, at 1000 spans/s | 1.20× | 1.50× | ≤ 1.3× |"; !strings.Contains(rep.String(), want) {
+	rep.Options.Rounds, rep.Runs = 1, rep.Runs[:5]
+	if want := "| CPU-s per 1M spans, full pipeline / bare, at 1000 spans/s | 1.20× | 1.50× | 1.30× | ≤ 1.3× |"; !strings.Contains(rep.String(), want) {
 		t.Errorf("one round: table lacks %q:\n%s", want, rep.String())
 	}
 	if got := median([]float64{1, 3, 2, 10}); got != "2.50× (1.00–10.00×, 4 rounds)" {
@@ -102,5 +103,26 @@ func TestRoundsRotateThePipelines(t *testing.T) {
 	}
 	if names(Pipelines) != names(inRound(Pipelines, 1)) || len(inRound(Pipelines, 3)) != n {
 		t.Error("inRound changed its input or lost a pipeline")
+	}
+}
+
+// TestPipelinesHoldTracesAlike: at any hold time, tail_sampling's decision_wait and the
+// handoff processor's quiet_period are that time, and max_wait leaves room beyond it.
+func TestPipelinesHoldTracesAlike(t *testing.T) {
+	for hold, want := range map[time.Duration][]string{
+		time.Second:      {"decision_wait: 1s", "quiet_period: 1s, max_wait: 10s"},
+		10 * time.Second: {"decision_wait: 10s", "quiet_period: 10s, max_wait: 20s"},
+	} {
+		buffering := 0
+		for _, p := range PipelinesHolding(hold) {
+			for _, w := range want {
+				if strings.Contains(p.Config, w) {
+					buffering++
+				}
+			}
+		}
+		if buffering != len(PipelinesHolding(hold))-1 {
+			t.Errorf("hold %s: %d of the buffering pipelines hold for it, want all but bare", hold, buffering)
+		}
 	}
 }

@@ -39,6 +39,10 @@ const (
 	// (buffer_encoding: decoded) instead of the default protobuf encoding: the trade-off
 	// measured side by side.
 	FullDecoded = "otlp → handoff (decoded buffer) → assertion (10 rules) + nop"
+	// FullS2 is Full with the buffer's protobuf S2-compressed (buffer_encoding: proto_s2):
+	// less memory for more CPU. The workload's templates repeat their capture, which S2
+	// finds, so its memory here is lower than real traces give (Report.RetainedRealPerSpan).
+	FullS2 = "otlp → handoff (S2 buffer) → assertion (10 rules) + nop"
 )
 
 // service is the service section every pipeline shares but for its processors and exporters.
@@ -55,21 +59,21 @@ service:
 const receiver = `receivers: {otlp: {protocols: {http: {endpoint: "127.0.0.1:%[1]d"}}}}
 `
 
-var hold = HoldTime.String()
-
 // The handoff processor's buffer encodings (its buffer_encoding).
 const (
 	BufferProto   = "proto"
+	BufferProtoS2 = "proto_s2"
 	BufferDecoded = "decoded"
 )
 
 // full is the full pipeline named name, its handoff processor's buffer held with the
-// buffer_encoding buffer.
-func full(name, buffer string) Pipeline {
+// buffer_encoding buffer for hold after the root.
+func full(name, buffer string, hold time.Duration) Pipeline {
 	return Pipeline{
 		Name:   name,
 		Buffer: buffer,
-		Config: receiver + `processors: {handoff: {quiet_period: ` + hold + `, max_wait: 10s, num_traces: 50000, buffer_encoding: ` + buffer + `}}
+		Config: receiver + `processors: {handoff: {quiet_period: ` + hold.String() + `, max_wait: ` + max(10*time.Second, 2*hold).String() +
+			`, num_traces: 50000, buffer_encoding: ` + buffer + `}}
 exporters:
   nop: {}
   assertion:
@@ -80,31 +84,38 @@ exporters:
 	}
 }
 
-// Pipelines are the configs, in the order they run (Full last). Both buffering pipelines hold a
-// trace for the same time (HoldTime) and bound the same number of traces; tail_sampling
-// keeps every trace (always_sample) so that all spans reach nop, as ours do.
-var Pipelines = []Pipeline{
-	{
-		Name:      Bare,
-		Config:    receiver + "exporters: {nop: {}}\n" + fmt.Sprintf(service, "", "nop"),
-		OutMetric: "otelcol_receiver_accepted_spans",
-	},
-	{
-		Name: TailSampling,
-		Config: receiver + `processors:
+// Pipelines are the configs, in the order they run (Full last), at the default HoldTime.
+var Pipelines = PipelinesHolding(HoldTime)
+
+// PipelinesHolding are the configs holding each trace for hold: tail_sampling's
+// decision_wait and the handoff processor's quiet_period. Both buffering pipelines bound
+// the same number of traces; tail_sampling keeps every trace (always_sample) so that all
+// spans reach nop, as ours do.
+func PipelinesHolding(hold time.Duration) []Pipeline {
+	return []Pipeline{
+		{
+			Name:      Bare,
+			Config:    receiver + "exporters: {nop: {}}\n" + fmt.Sprintf(service, "", "nop"),
+			OutMetric: "otelcol_receiver_accepted_spans",
+		},
+		{
+			Name: TailSampling,
+			Config: receiver + `processors:
   tail_sampling:
-    decision_wait: ` + hold + `
+    decision_wait: ` + hold.String() + `
     num_traces: 50000
     policies: [{name: all, type: always_sample}]
 exporters: {nop: {}}
 ` + fmt.Sprintf(service, "tail_sampling", "nop"),
-		// The span count of sampled traces (tail_sampling counts traces by default).
-		FeatureGates: "processor.tailsamplingprocessor.metricstatcountspanssampled",
-		OutMetric:    "otelcol_processor_tail_sampling_count_spans_sampled",
-		OutLabels:    map[string]string{"sampled": "true"},
-	},
-	full(FullDecoded, BufferDecoded),
-	full(Full, BufferProto),
+			// The span count of sampled traces (tail_sampling counts traces by default).
+			FeatureGates: "processor.tailsamplingprocessor.metricstatcountspanssampled",
+			OutMetric:    "otelcol_processor_tail_sampling_count_spans_sampled",
+			OutLabels:    map[string]string{"sampled": "true"},
+		},
+		full(FullDecoded, BufferDecoded, hold),
+		full(FullS2, BufferProtoS2, hold),
+		full(Full, BufferProto, hold),
+	}
 }
 
 var scrapeClient = &http.Client{Timeout: 5 * time.Second}

@@ -30,15 +30,29 @@ var Captures = []string{"google-adk-ok", "strands-ok", "langgraph-ok", "openai-a
 
 // LoadCaptures builds n trace templates from the Captures in tracesDir.
 func LoadCaptures(tracesDir string, n int) (*Workload, error) {
+	return Load(capturePaths(tracesDir), n)
+}
+
+// LoadCapturesAsIs builds n trace templates from the Captures in tracesDir, each one
+// capture as it is, not scaled: a trace as redundant as the run it records. Compression
+// is measured on these (a scaled template repeats its capture, which a compressor finds).
+func LoadCapturesAsIs(tracesDir string, n int) (*Workload, error) {
+	return load(capturePaths(tracesDir), n, []int{0})
+}
+
+func capturePaths(tracesDir string) []string {
 	paths := make([]string, len(Captures))
 	for i, name := range Captures {
 		paths[i] = filepath.Join(tracesDir, name+".json")
 	}
-	return Load(paths, n)
+	return paths
 }
 
 // Load reads OTLP/JSON captures and builds n trace templates from them.
-func Load(paths []string, n int) (*Workload, error) {
+func Load(paths []string, n int) (*Workload, error) { return load(paths, n, Sizes) }
+
+// load builds n templates from the captures at paths, scaled to sizes in turn.
+func load(paths []string, n int, sizes []int) (*Workload, error) {
 	var caps []ptrace.Traces
 	for _, p := range paths {
 		raw, err := os.ReadFile(p)
@@ -53,7 +67,7 @@ func Load(paths []string, n int) (*Workload, error) {
 	}
 	w := &Workload{}
 	for i := 0; i < n; i++ {
-		td := Scale(caps[i%len(caps)], Sizes[i%len(Sizes)])
+		td := Scale(caps[i%len(caps)], sizes[i%len(sizes)])
 		td.MarkReadOnly()
 		w.Spans += td.SpanCount()
 		w.Templates = append(w.Templates, td)
