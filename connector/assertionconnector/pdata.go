@@ -4,7 +4,7 @@ package assertionconnector
 // attributes, evaluation events) and builds log records and metric data points. It writes
 // pdata and reads nothing of the raw spans but their ids (agentgraph's only-reader rule
 // exempts it for its Attributes() and Events() calls, which are writes); what it needs of a
-// span comes from the model.
+// span, its end time included (endOf), comes from the model.
 
 import (
 	"time"
@@ -100,7 +100,7 @@ func (*stamper) stamp(td ptrace.Traces, verdicts []assertionexporter.TraceVerdic
 			}
 			ev := sp.Events().AppendEmpty()
 			ev.SetName(EventName)
-			ev.SetTimestamp(sp.EndTimestamp())
+			ev.SetTimestamp(endOf(g, x, id))
 			putResultAttributes(ev.Attributes(), r, e)
 		}
 	}
