@@ -27,9 +27,16 @@ type storedFragment struct {
 	compressed bool
 }
 
-// bufferCodec encodes fragments on arrival and decodes traces at release.
+// bufferCodec is how the buffer holds spans (buffer_encoding): as protobuf (encoded),
+// S2-compressed (compress), or as the receiver's pdata (neither). When encoded, it encodes
+// fragments on arrival and decodes traces at release.
 type bufferCodec struct {
-	compress bool
+	encoded, compress bool
+}
+
+// codecFor is the codec of a valid buffer_encoding.
+func codecFor(encoding string) bufferCodec {
+	return bufferCodec{encoded: encoding != bufferDecoded, compress: encoding == bufferProtoS2}
 }
 
 // scratch holds the buffers a codec compresses into and decompresses into: their contents

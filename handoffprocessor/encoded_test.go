@@ -83,7 +83,7 @@ func TestBufferedSpansLeaveAsTheyCame(t *testing.T) {
 func testBufferedSpansLeaveAsTheyCame(t *testing.T, encoding string) {
 	sink := new(consumertest.TracesSink)
 	h := newHarness(t, testConfig(func(c *Config) { c.BufferEncoding = encoding }), sink, true)
-	require.Equal(t, encoding != bufferDecoded, h.p.encodeBuffer)
+	require.Equal(t, encoding != bufferDecoded, h.p.codec.encoded)
 	require.Equal(t, encoding == bufferProtoS2, h.p.codec.compress)
 	id := pcommon.TraceID{0xab, 1}
 	want := ptrace.NewTraces()
@@ -113,7 +113,7 @@ func TestUndecodableFragmentCountedAndLogged(t *testing.T) {
 	// bad holds two resources; cuts keep what of it they keep.
 	bad := &fragment{id: id, data: hostileBatch(id, 13, false)}
 	hostileBatch(id, 14, false).ResourceSpans().MoveAndAppendTo(bad.data.ResourceSpans())
-	bufferCodec{}.encode(bad)
+	codecFor(bufferProto).encode(bad)
 	raw := bad.encoded.b
 	firstResource := ptrace.NewTraces()
 	bad.data.ResourceSpans().At(0).CopyTo(firstResource.ResourceSpans().AppendEmpty())
@@ -124,11 +124,11 @@ func TestUndecodableFragmentCountedAndLogged(t *testing.T) {
 		stored          storedFragment
 		keptBad, failed int
 	}{
-		"inside a span":                  {bufferCodec{}, storedFragment{b: raw[:len(raw)-1]}, 0, 1},
-		"at a message boundary":          {bufferCodec{}, storedFragment{b: raw[:atBoundary]}, firstResource.SpanCount(), 0},
-		"s2, inside a span":              {bufferCodec{compress: true}, storedFragment{b: s2.Encode(nil, raw[:len(raw)-1]), compressed: true}, 0, 1},
-		"s2, at a message boundary":      {bufferCodec{compress: true}, storedFragment{b: s2.Encode(nil, raw[:atBoundary]), compressed: true}, firstResource.SpanCount(), 0},
-		"s2, compressed block cut short": {bufferCodec{compress: true}, storedFragment{b: compressed.b[:len(compressed.b)/2], compressed: true}, 0, 1},
+		"inside a span":                  {codecFor(bufferProto), storedFragment{b: raw[:len(raw)-1]}, 0, 1},
+		"at a message boundary":          {codecFor(bufferProto), storedFragment{b: raw[:atBoundary]}, firstResource.SpanCount(), 0},
+		"s2, inside a span":              {codecFor(bufferProtoS2), storedFragment{b: s2.Encode(nil, raw[:len(raw)-1]), compressed: true}, 0, 1},
+		"s2, at a message boundary":      {codecFor(bufferProtoS2), storedFragment{b: s2.Encode(nil, raw[:atBoundary]), compressed: true}, firstResource.SpanCount(), 0},
+		"s2, compressed block cut short": {codecFor(bufferProtoS2), storedFragment{b: compressed.b[:len(compressed.b)/2], compressed: true}, 0, 1},
 	}
 	for name, cut := range cuts {
 		t.Run(name, func(t *testing.T) {

@@ -21,14 +21,12 @@ import (
 
 type handoffProcessor struct {
 	cfg *Config
-	// encodeBuffer: buffered spans are held as protobuf (buffer_encoding proto or
-	// proto_s2, encoded.go), encoded and decoded by codec.
-	encodeBuffer bool
-	codec        bufferCodec
-	next         consumer.Traces
-	logger       *zap.Logger
-	telemetry    *telemetry
-	graphOpts    agentgraph.Options
+	// codec is how buffered spans are held (buffer_encoding, encoded.go).
+	codec     bufferCodec
+	next      consumer.Traces
+	logger    *zap.Logger
+	telemetry *telemetry
+	graphOpts agentgraph.Options
 	// graphFP is graphOpts' fingerprint, sent downstream with the graphs (computed once).
 	graphFP agentgraph.Fingerprint
 	policy  agentgraph.ContentPolicy
@@ -79,8 +77,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 	}
 	p := &handoffProcessor{
 		cfg:          cfg,
-		encodeBuffer: cfg.BufferEncoding != bufferDecoded,
-		codec:        bufferCodec{compress: cfg.BufferEncoding == bufferProtoS2},
+		codec:        codecFor(cfg.BufferEncoding),
 		next:         next,
 		logger:       set.Logger,
 		telemetry:    tel,
@@ -206,7 +203,7 @@ func (p *handoffProcessor) prepare(frags []*fragment) {
 	for _, f := range frags {
 		switch {
 		case f.id.IsEmpty():
-		case p.encodeBuffer:
+		case p.codec.encoded:
 			p.codec.encode(f)
 		case p.cfg.MaxTraceSizeBytes > 0:
 			f.bytes = sizer.TracesSize(f.data)

@@ -178,14 +178,14 @@ func (s *shard) add(f *fragment, reply *shardReply, early []release) []release {
 		}
 		s.seq++
 		t = &pendingTrace{id: f.id, seq: s.seq, first: now, hard: now.Add(s.p.cfg.MaxWait)}
-		if !s.p.encodeBuffer {
+		if !s.p.codec.encoded {
 			t.data = ptrace.NewTraces() // encoded, the data is made at release
 		}
 		s.traces[f.id] = t
 		s.arrival = append(s.arrival, arrival{f.id, t.seq})
 		s.p.hold(1, 0)
 	}
-	if s.p.encodeBuffer {
+	if s.p.codec.encoded {
 		t.encoded = append(t.encoded, f.encoded)
 	} else {
 		f.data.ResourceSpans().MoveAndAppendTo(t.data.ResourceSpans())
