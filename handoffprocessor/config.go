@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -61,6 +62,8 @@ const (
 	bufferProtoS2 = "proto_s2"
 	bufferDecoded = "decoded"
 )
+
+var bufferEncodings = []string{bufferProto, bufferProtoS2, bufferDecoded}
 
 // defaultContentPolicy: HANDOFF spans carry content with secrets masked.
 const defaultContentPolicy = string(agentgraph.ContentRedact)
@@ -126,8 +129,8 @@ func (c *Config) Validate() error {
 	if c.MaxTraceSizeBytes < 0 {
 		errs = append(errs, errors.New("max_trace_size_bytes must not be negative (0 = no bound)"))
 	}
-	if !slices.Contains([]string{bufferProto, bufferProtoS2, bufferDecoded}, c.BufferEncoding) {
-		errs = append(errs, fmt.Errorf("buffer_encoding: must be one of proto, proto_s2, decoded, got %q", c.BufferEncoding))
+	if !slices.Contains(bufferEncodings, c.BufferEncoding) {
+		errs = append(errs, fmt.Errorf("buffer_encoding: must be one of %s, got %q", strings.Join(bufferEncodings, ", "), c.BufferEncoding))
 	}
 	if c.NumShards < 0 {
 		errs = append(errs, errors.New("num_shards must not be negative (0 = one per CPU)"))

@@ -37,7 +37,7 @@ func LoadCaptures(tracesDir string, n int) (*Workload, error) {
 // capture as it is, not scaled: a trace as redundant as the run it records. Compression
 // is measured on these (a scaled template repeats its capture, which a compressor finds).
 func LoadCapturesAsIs(tracesDir string, n int) (*Workload, error) {
-	return load(capturePaths(tracesDir), n, []int{0})
+	return load(capturePaths(tracesDir), n, []int{0}) // Scale to 0 spans: one copy
 }
 
 func capturePaths(tracesDir string) []string {
