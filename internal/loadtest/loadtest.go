@@ -100,6 +100,9 @@ func (o Options) validate() error {
 	if o.Rounds < 0 {
 		errs = append(errs, fmt.Errorf("rounds (%d) must be >= 0", o.Rounds))
 	}
+	if o.Hold < 0 {
+		errs = append(errs, fmt.Errorf("hold (%s) must be >= 0", o.Hold))
+	}
 	if o.Templates < 1 {
 		errs = append(errs, fmt.Errorf("templates (%d) must be >= 1", o.Templates))
 	}

@@ -9,14 +9,14 @@ import (
 )
 
 func TestOptionsErrorsNameTheField(t *testing.T) {
-	_, err := Execute(context.Background(), Options{Rate: -1, Senders: 0, Batch: 0})
+	_, err := Execute(context.Background(), Options{Rate: -1, Senders: 0, Batch: 0, Hold: -time.Second})
 	if err == nil {
 		t.Fatal("empty options accepted")
 	}
 	for _, want := range []string{
 		"binary: empty", "duration (0s) must be > 0", "rate (-1) must be >= 0",
 		"senders (0) must be >= 1", "batch (0) must be >= 1", "templates (0) must be >= 1",
-		"retained: no measurement of the processor's retained bytes given",
+		"retained: no measurement of the processor's retained bytes given", "hold (-1s) must be >= 0",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
