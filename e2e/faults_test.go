@@ -36,6 +36,7 @@ type faultParams struct {
 	MaxSpans                                    int
 	FailURL                                     string // set: an otlp_http exporter to it, no retry, no queue
 	MetricsLevel                                string // the collector's own metrics level (default normal)
+	BufferEncoding                              string // the processor's buffer_encoding (default: its default, proto)
 }
 
 type faultCollector struct {
@@ -66,6 +67,27 @@ func startFaultCollector(t *testing.T, set func(*faultParams)) *faultCollector {
 		tracesURL: fmt.Sprintf("http://127.0.0.1:%d/v1/traces", p.HTTPPort),
 		grpcAddr:  fmt.Sprintf("127.0.0.1:%d", p.GRPCPort),
 	}
+}
+
+// underEachBufferEncoding runs a data-safety fault test once per buffer_encoding: each
+// holds the buffered spans differently (protobuf, S2-compressed protobuf, pdata), and
+// each must come through the fault with nothing lost. The test starts its collector with
+// the set it is given and checks with requireEncoding that the encoding took effect.
+func underEachBufferEncoding(t *testing.T, test func(t *testing.T, encoding string)) {
+	for _, enc := range []string{"proto", "proto_s2", "decoded"} {
+		t.Run(enc, func(t *testing.T) { test(t, enc) })
+	}
+}
+
+// requireEncoding checks the processor's start-up line names the buffer_encoding the
+// test asked for, so that a template that lost the setting cannot pass as another run
+// of the default.
+func (f *faultCollector) requireEncoding(t *testing.T, encoding string) {
+	t.Helper()
+	want := fmt.Sprintf(`"buffer_encoding": %q`, encoding)
+	f.col.eventually(t, resultTimeout, "the start-up line names "+want, func() (bool, string) {
+		return strings.Contains(f.col.output(), want), "not in the collector's output yet"
+	})
 }
 
 // requireHealthy checks the process is up and its health check answers 200.
@@ -176,9 +198,14 @@ func TestFaultDownstreamFailing(t *testing.T) {
 
 // ---- shutdown under load ----
 
-func TestFaultShutdownUnderLoad(t *testing.T) {
+func TestFaultShutdownUnderLoad(t *testing.T) { underEachBufferEncoding(t, faultShutdownUnderLoad) }
+
+func faultShutdownUnderLoad(t *testing.T, encoding string) {
 	// Traces are never due while the test runs: only the shutdown flush releases them.
-	f := startFaultCollector(t, func(p *faultParams) { p.QuietPeriod, p.MaxWait = "60s", "90s" })
+	f := startFaultCollector(t, func(p *faultParams) {
+		p.QuietPeriod, p.MaxWait, p.BufferEncoding = "60s", "90s", encoding
+	})
+	f.requireEncoding(t, encoding)
 	rng := newRNG(t)
 	adk, strands := loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json")
 	pool := makeScaleTraces(t, rng, adk, strands, 800)
@@ -563,13 +590,16 @@ func summarize(rs []result) string {
 
 // ---- a 100k-span trace ----
 
-func TestFaultHugeTrace(t *testing.T) {
+func TestFaultHugeTrace(t *testing.T) { underEachBufferEncoding(t, faultHugeTrace) }
+
+func faultHugeTrace(t *testing.T, encoding string) {
 	const (
 		total   = 100_000
 		batch   = 5_000
 		maxSpan = 10_000
 	)
-	f := startFaultCollector(t, func(p *faultParams) { p.MaxSpans = maxSpan })
+	f := startFaultCollector(t, func(p *faultParams) { p.MaxSpans, p.BufferEncoding = maxSpan, encoding })
+	f.requireEncoding(t, encoding)
 	rng := newRNG(t)
 	traceID := randomTraceID(rng)
 	ids := make([]pcommon.SpanID, total)
@@ -697,8 +727,11 @@ func countSpanIDs(t *testing.T, path string) (map[pcommon.SpanID]int, int) {
 
 // ---- a 1 MB attribute ----
 
-func TestFaultHugeAttribute(t *testing.T) {
-	f := startFaultCollector(t, nil)
+func TestFaultHugeAttribute(t *testing.T) { underEachBufferEncoding(t, faultHugeAttribute) }
+
+func faultHugeAttribute(t *testing.T, encoding string) {
+	f := startFaultCollector(t, func(p *faultParams) { p.BufferEncoding = encoding })
+	f.requireEncoding(t, encoding)
 	tr := firstTrace(makeScaleTraces(t, newRNG(t), loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), 1))
 	// 1 MB on the specialist's agent span, in the first key of the input chain: it becomes
 	// the HANDOFF span's scope_prompt, capped by content.max_bytes (4096).
@@ -741,8 +774,11 @@ func TestFaultHugeAttribute(t *testing.T) {
 
 // ---- invalid UTF-8 ----
 
-func TestFaultInvalidUTF8(t *testing.T) {
-	f := startFaultCollector(t, nil)
+func TestFaultInvalidUTF8(t *testing.T) { underEachBufferEncoding(t, faultInvalidUTF8) }
+
+func faultInvalidUTF8(t *testing.T, encoding string) {
+	f := startFaultCollector(t, func(p *faultParams) { p.BufferEncoding = encoding })
+	f.requireEncoding(t, encoding)
 	rng := newRNG(t)
 	adk, strands := loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json")
 	bad := "caf\xe9 \xff\xfe r\xc3sum\xc3" // Latin-1 bytes and broken sequences

@@ -122,7 +122,7 @@ func (p *handoffProcessor) Start(context.Context, component.Host) error {
 	p.logger.Info("handoff processor started",
 		zap.Int("shards", len(p.shards)), zap.Duration("quiet_period", p.cfg.QuietPeriod),
 		zap.Duration("max_wait", p.cfg.MaxWait), zap.Int("num_traces", p.cfg.NumTraces),
-		zap.Int("link_cache_size", p.cfg.LinkCacheSize),
+		zap.Int("link_cache_size", p.cfg.LinkCacheSize), zap.String("buffer_encoding", p.cfg.BufferEncoding),
 		zap.Int("release_max_batch_spans", p.cfg.Release.MaxBatchSpans),
 		zap.Int("release_max_batch_bytes", p.cfg.Release.MaxBatchBytes),
 		zap.Duration("shutdown_timeout", p.cfg.ShutdownTimeout))
