@@ -12,7 +12,8 @@ import (
 
 // Config configures the assertion connector. The assertion keys (cases, defaults, judge,
 // rubrics, gates, redaction, eval_cost_limit, eval_timeout, shutdown_timeout, chains,
-// log_verdicts, reports) are the assertion exporter's own Config, squashed in, validated by
+// pricing, count_delegation_calls_as_tool_calls, require_handoff_processor, log_verdicts,
+// reports) are the assertion exporter's own Config, squashed in, validated by
 // the exporter's Validate: the two components cannot drift apart.
 type Config struct {
 	// Assertions is the assertion exporter's config, at the top level of the connector's.

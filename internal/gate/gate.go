@@ -106,7 +106,7 @@ func (c Config) Validate(prefix string) error {
 		errs = append(errs, fmt.Errorf("%s.min_samples: must not be negative, got %d", prefix, c.MinSamples))
 	}
 	if c.Window.Size < 0 || c.Window.Size > 1_000_000 {
-		errs = append(errs, fmt.Errorf("%s.window.size: must be between 1 and 1000000, got %d", prefix, c.Window.Size))
+		errs = append(errs, fmt.Errorf("%s.window.size: must be between 0 (= 100) and 1000000, got %d", prefix, c.Window.Size))
 	}
 	if c.Window.Duration < 0 {
 		errs = append(errs, fmt.Errorf("%s.window.duration: must not be negative, got %s", prefix, c.Window.Duration))

@@ -86,7 +86,7 @@ func TestGateConfigErrors(t *testing.T) {
 		"gates.pairs[0].thresholds: set at least one axis",
 		"gates.pairs[2]: duplicate pair a -> b",
 		"gates.min_samples: must not be negative, got -1",
-		"gates.window.size: must be between 1 and 1000000, got -1",
+		"gates.window.size: must be between 0 (= 100) and 1000000, got -1",
 	} {
 		require.ErrorContains(t, err, want)
 	}

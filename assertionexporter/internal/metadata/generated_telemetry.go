@@ -115,7 +115,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ExporterAssertionEvalLatency, err = builder.meter.Int64Histogram(
 		"otelcol_exporter_assertion_eval_latency",
-		metric.WithDescription("Time to evaluate one case on one trace. [Development]"),
+		metric.WithDescription("Time to evaluate every case on one trace (and to build its graph when the processor did not share it). [Development]"),
 		metric.WithUnit("us"),
 		metric.WithExplicitBucketBoundaries([]float64{5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000}...),
 	)

@@ -24,7 +24,7 @@ func NewSettings(tt *componenttest.Telemetry) exporter.Settings {
 func AssertEqualExporterAssertionEvalLatency(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_assertion_eval_latency",
-		Description: "Time to evaluate one case on one trace. [Development]",
+		Description: "Time to evaluate every case on one trace (and to build its graph when the processor did not share it). [Development]",
 		Unit:        "us",
 		Data: metricdata.Histogram[int64]{
 			Temporality: metricdata.CumulativeTemporality,

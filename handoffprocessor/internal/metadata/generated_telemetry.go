@@ -199,13 +199,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffTracesReleased, err = builder.meter.Int64Counter(
 		"otelcol_processor_handoff_traces_released",
-		metric.WithDescription("Traces released downstream, by trigger (root, timeout, evicted, too_large, shutdown). [Development]"),
+		metric.WithDescription("Traces released downstream, by trigger (root, timeout, evicted, too_large, shutdown, end_of_input; the last is a handoffcheck replay's end of input). [Development]"),
 		metric.WithUnit("{traces}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorHandoffTracesTooLarge, err = builder.meter.Int64Counter(
 		"otelcol_processor_handoff_traces_too_large",
-		metric.WithDescription("Traces released early (incomplete) because max_spans_per_trace was reached. [Development]"),
+		metric.WithDescription("Traces released early (incomplete) because max_spans_per_trace or max_trace_size_bytes was reached. [Development]"),
 		metric.WithUnit("{traces}"),
 	)
 	errs = errors.Join(errs, err)

@@ -323,7 +323,7 @@ func AssertEqualProcessorHandoffTracesInMemory(t *testing.T, tt *componenttest.T
 func AssertEqualProcessorHandoffTracesReleased(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_handoff_traces_released",
-		Description: "Traces released downstream, by trigger (root, timeout, evicted, too_large, shutdown). [Development]",
+		Description: "Traces released downstream, by trigger (root, timeout, evicted, too_large, shutdown, end_of_input; the last is a handoffcheck replay's end of input). [Development]",
 		Unit:        "{traces}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -339,7 +339,7 @@ func AssertEqualProcessorHandoffTracesReleased(t *testing.T, tt *componenttest.T
 func AssertEqualProcessorHandoffTracesTooLarge(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_handoff_traces_too_large",
-		Description: "Traces released early (incomplete) because max_spans_per_trace was reached. [Development]",
+		Description: "Traces released early (incomplete) because max_spans_per_trace or max_trace_size_bytes was reached. [Development]",
 		Unit:        "{traces}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
