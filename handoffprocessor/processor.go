@@ -184,15 +184,34 @@ func (p *handoffProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		// marked and counted as late like every span that skips assembly.
 		late = append(late, fs...)
 	}
-	for range sent {
-		late = append(late, (<-reply).late...)
-	}
+	// Every message is sent: a shard answers each one it took, even once closing, so the
+	// lock is not held while the answers come.
 	p.mu.RUnlock()
+	for ; sent > 0; sent-- {
+		select {
+		case r := <-reply:
+			late = append(late, r.late...)
+		case <-ctx.Done():
+			return p.intakeGaveUp(ctx, sent)
+		}
+	}
 
 	units := make([]unit, 0, len(invalid)+len(late))
 	units = append(units, p.passInvalid(ctx, invalid)...)
 	units = append(units, p.passLate(ctx, late)...)
 	return p.forwardSync(ctx, units)
+}
+
+// intakeGaveUp answers a ConsumeTraces whose caller's context ended while shards still
+// held its spans: a shard waits to hand released traces to the release workers while every
+// worker is in a downstream call and the release queue is full (backpressure). The spans
+// the shards took stay buffered and leave with their traces; the late spans and the spans
+// without a trace id of the request are not forwarded. The error says the request did not
+// finish, so the caller's retry sends them again.
+func (p *handoffProcessor) intakeGaveUp(ctx context.Context, waiting int) error {
+	p.logger.Warn("handoff processor: the caller gave up while the release workers were all busy downstream (backpressure); its buffered spans stay buffered, its late spans were not forwarded",
+		zap.Int("shards_not_answered", waiting), zap.Error(ctx.Err()))
+	return fmt.Errorf("handoff processor: the release queue is full (downstream busy): %w", ctx.Err())
 }
 
 // prepare readies each fragment with a trace id for the buffer, outside the lock: its
@@ -265,16 +284,24 @@ func (p *handoffProcessor) releaseWorker() {
 // return (their context is cancelled). It is idempotent.
 func (p *handoffProcessor) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() {
+		// The budget holds from the call on, before the lock: an intake call that waits on
+		// a shard held by backpressure holds the lock, and stopping the run context when the
+		// budget ends (or ctx is cancelled) lets the shard, and so the call, go.
+		deadline := p.shutdownDeadline(ctx)
+		budget := time.AfterFunc(time.Until(deadline), p.stop)
+		unwatch := context.AfterFunc(ctx, p.stop)
 		p.mu.Lock()
 		wasStarted := p.started
 		p.closed = true
 		var cancelFlush context.CancelFunc
-		p.flushCtx, cancelFlush = context.WithDeadline(p.runCtx, p.shutdownDeadline(ctx))
+		p.flushCtx, cancelFlush = context.WithDeadline(p.runCtx, deadline)
 		p.mu.Unlock()
 		go func() {
 			// done first: a Shutdown waiting on both must see the flush finished, not
 			// cancelled.
 			defer p.stop()
+			defer unwatch()
+			defer budget.Stop()
 			defer cancelFlush()
 			defer close(p.done)
 			if wasStarted {
@@ -383,15 +410,26 @@ func (p *handoffProcessor) EndOfInput(ctx context.Context) error {
 		return nil
 	}
 	reply := make(chan shardReply, len(p.shards))
+	sent := 0
 	for _, s := range p.shards {
-		s.in <- shardMsg{reply: reply, endOfInput: true}
-	}
-	var releases []release
-	for range p.shards {
-		releases = append(releases, (<-reply).releases...)
+		select {
+		case s.in <- shardMsg{reply: reply, endOfInput: true}:
+			sent++
+		case <-ctx.Done():
+		}
 	}
 	p.mu.RUnlock()
-	return p.forwardSync(ctx, p.assemble(releases))
+	// The answers hand back buffered traces, so they are always awaited (a gave-up wait
+	// would lose them): a shard held by backpressure answers once the release queue has
+	// room, or when the shutdown budget ends.
+	var releases []release
+	for range sent {
+		releases = append(releases, (<-reply).releases...)
+	}
+	if err := p.forwardSync(ctx, p.assemble(releases)); err != nil || sent == len(p.shards) {
+		return err
+	}
+	return fmt.Errorf("handoff processor: end of input not reached every shard: %w", ctx.Err())
 }
 
 // tick makes every shard release what is due now (tests drive time through p.now).
