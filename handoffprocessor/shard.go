@@ -36,7 +36,10 @@ type pendingTrace struct {
 	quiet    time.Time // release time once the root is seen; restarted by every span
 	hard     time.Time // first + max_wait; never extended
 	due      time.Time // the deadline last pushed on the heap
-	version  uint32    // bumped whenever the deadline moves; stale heap entries are skipped
+	// entry is the stamp of the trace's live heap entry, new whenever the deadline moves;
+	// stamps are unique in the shard, so entries left by an earlier trace of the same id
+	// (released early, its id since forgotten) or by an earlier deadline are skipped.
+	entry uint64
 }
 
 // deadline is when the trace is due, and why.
@@ -62,9 +65,9 @@ type releaseChunk struct {
 }
 
 type deadlineEntry struct {
-	at      time.Time
-	id      pcommon.TraceID
-	version uint32
+	at    time.Time
+	id    pcommon.TraceID
+	stamp uint64 // live while it is its trace's entry (pendingTrace.entry)
 }
 
 // deadlineHeap is a min-heap of trace deadlines: one per shard instead of a timer per trace.
@@ -106,6 +109,7 @@ type shard struct {
 	capacity int
 	released *idRing
 	seq      uint64
+	stamps   uint64 // the last deadline entry's stamp
 	timer    *time.Timer
 }
 
@@ -206,8 +210,9 @@ func (s *shard) add(f *fragment, reply *shardReply, early []release) []release {
 	// hard deadline however many batches arrive).
 	if at, _ := t.deadline(); !at.Equal(t.due) {
 		t.due = at
-		t.version++
-		heap.Push(&s.deadline, deadlineEntry{at: at, id: t.id, version: t.version})
+		s.stamps++
+		t.entry = s.stamps
+		heap.Push(&s.deadline, deadlineEntry{at: at, id: t.id, stamp: t.entry})
 	}
 	return early
 }
@@ -255,7 +260,7 @@ func (s *shard) releaseDue() {
 	for len(s.deadline) > 0 && !s.deadline[0].at.After(now) {
 		e := heap.Pop(&s.deadline).(deadlineEntry)
 		t := s.traces[e.id]
-		if t == nil || t.version != e.version {
+		if t == nil || t.entry != e.stamp {
 			continue
 		}
 		_, trigger := t.deadline()
@@ -297,7 +302,7 @@ func (s *shard) hand(ctx context.Context, chunk []release) bool {
 func (s *shard) rearm() {
 	for len(s.deadline) > 0 {
 		e := s.deadline[0]
-		if t := s.traces[e.id]; t != nil && t.version == e.version {
+		if t := s.traces[e.id]; t != nil && t.entry == e.stamp {
 			s.timer.Reset(max(e.at.Sub(s.p.now()), 0))
 			return
 		}
