@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -35,6 +36,8 @@ type faultParams struct {
 	QuietPeriod, MaxWait                        string
 	MaxSpans                                    int
 	FailURL                                     string // set: an otlp_http exporter to it, no retry, no queue
+	FailTimeout                                 string // that exporter's timeout (default 2s)
+	ShutdownTimeout                             string // the processor's shutdown_timeout (default: its default)
 	MetricsLevel                                string // the collector's own metrics level (default normal)
 	BufferEncoding                              string // the processor's buffer_encoding (default: its default, proto)
 }
@@ -194,6 +197,74 @@ func TestFaultDownstreamFailing(t *testing.T) {
 	f.col.waitForSpans(t, f.spansPath, wantSpans)
 	f.requireHealthy(t)
 	f.col.stop(t)
+}
+
+// ---- a destination that hangs ----
+
+// TestFaultDestinationHangs: a destination that takes each request and never answers (the
+// otlp_http exporter's timeout far beyond the test) holds every release worker, the release
+// queue fills, and requests wait on backpressure. A client's request still ends with its own
+// deadline, and on SIGTERM the collector still exits within shutdown_timeout, well before
+// Kubernetes' SIGKILL, counting what it could not forward. Before the fix a request waiting
+// on backpressure ignored its context, the receiver's shutdown waited for it, and SIGTERM
+// hung until the kill.
+func TestFaultDestinationHangs(t *testing.T) {
+	letGo := make(chan struct{})
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-letGo:
+		}
+	}))
+	defer srv.Close()
+	defer close(letGo) // first (deferred calls run last-in first-out): the handlers return
+	f := startFaultCollector(t, func(p *faultParams) {
+		p.FailURL, p.FailTimeout, p.ShutdownTimeout = srv.URL+"/v1/traces", "10m", "1s"
+	})
+	pool := makeScaleTraces(t, newRNG(t), loadCapture(t, "google-adk-ok.json"), loadCapture(t, "strands-ok.json"), 150)
+
+	// Whole traces, one request each with a one-second deadline, until two requests have
+	// waited out their deadline on backpressure.
+	var acked, timedOut int
+	for _, st := range pool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := postOTLP(ctx, f.tracesURL, st.c.td)
+		cancel()
+		switch {
+		case err == nil:
+			acked++
+		case errors.Is(err, context.DeadlineExceeded):
+			timedOut++
+		default:
+			t.Fatalf("post: %v", err)
+		}
+		if timedOut == 2 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if timedOut < 2 {
+		t.Fatalf("%d requests acknowledged and none waited on backpressure: the hanging destination never filled the release queue", acked)
+	}
+
+	stopAt := time.Now()
+	if !f.col.terminate() {
+		t.Fatalf("the collector did not exit within %s of SIGTERM (killed): the shutdown waited on the hanging destination", stopTimeout)
+	}
+	took := time.Since(stopAt)
+	out := f.col.output()
+	for _, want := range []string{
+		"the caller gave up while the release workers were all busy downstream",
+		"shutdown budget ran out before every buffered trace was forwarded",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no log line %q", want)
+		}
+	}
+	t.Logf("%d requests acknowledged, %d ended at their deadline on backpressure; the destination took %d requests and answered none; SIGTERM to exit %s (shutdown_timeout 1s), exit status %v",
+		acked, timedOut, hits.Load(), took.Round(time.Millisecond), f.col.waitErr)
 }
 
 // ---- shutdown under load ----
