@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -199,7 +200,27 @@ func (b *batcher) pending() *batch {
 	return cur
 }
 
-func (b *batcher) err() error { return errors.Join(b.errs...) }
+// err is the batches' errors together, permanent (consumererror) only when every one is:
+// joined as they are, one permanent error would make the whole permanent, and the caller
+// would not retry the batches that failed for a passing reason. Those keep their types;
+// the permanent ones are then kept as text.
+func (b *batcher) err() error {
+	var retryable []error
+	for _, err := range b.errs {
+		if !consumererror.IsPermanent(err) {
+			retryable = append(retryable, err)
+		}
+	}
+	if len(retryable) == 0 || len(retryable) == len(b.errs) {
+		return errors.Join(b.errs...)
+	}
+	for _, err := range b.errs {
+		if consumererror.IsPermanent(err) {
+			retryable = append(retryable, errors.New(err.Error()))
+		}
+	}
+	return errors.Join(retryable...)
+}
 
 // deliver hands one batch downstream: the traces leave the gauges, their release is
 // counted, and the graphs ride along in the context (agentgraph.SharedGraph) so the
