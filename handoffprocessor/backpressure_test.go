@@ -97,11 +97,7 @@ func TestShutdownKeepsItsBudgetBehindBlockedIntake(t *testing.T) {
 	}
 
 	sink.open()
-	select {
-	case <-h.p.done:
-	case <-time.After(waitFor):
-		require.FailNow(t, "the processor's goroutines did not end")
-	}
+	requireStopped(t, h)
 	// The call in progress when the budget ran out was cancelled: a release failure.
 	forwarded, dropped, failed := int64(sink.SpanCount()), h.p.droppedSpans.Load(), sumOf(t, h.tt, "release_failures")
 	require.Equal(t, int64(len(keys)+calls), forwarded+dropped+failed,

@@ -320,11 +320,7 @@ func TestShutdownBudgetRunsOut(t *testing.T) {
 
 			// The blocked call returns (cancelled, or let go): the goroutines end.
 			sink.open()
-			select {
-			case <-h.p.done:
-			case <-time.After(waitFor):
-				require.FailNow(t, "the processor's goroutines did not end")
-			}
+			requireStopped(t, h)
 			metadatatest.AssertEqualProcessorHandoffTracesDroppedOnShutdown(t, h.tt, dps(traces-chunk), ignoreTime)
 			metadatatest.AssertEqualProcessorHandoffSpansDroppedOnShutdown(t, h.tt, dps(traces-chunk), ignoreTime)
 			metadatatest.AssertEqualProcessorHandoffReleaseFailures(t, h.tt, dps(tc.failed), ignoreTime)
@@ -456,4 +452,14 @@ func TestEarlyReleasesAreBatched(t *testing.T) {
 		released:      map[string]int64{triggerEvicted: 5, triggerEndOfInput: 5},
 		spansReleased: 100, handoffs: 10, evicted: 5,
 	})
+}
+
+// requireStopped waits for the processor's goroutines to end (after a Shutdown).
+func requireStopped(t *testing.T, h *harness) {
+	t.Helper()
+	select {
+	case <-h.p.done:
+	case <-time.After(waitFor):
+		require.FailNow(t, "the processor's goroutines did not end")
+	}
 }
