@@ -284,24 +284,22 @@ func (p *handoffProcessor) releaseWorker() {
 // return (their context is cancelled). It is idempotent.
 func (p *handoffProcessor) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() {
-		// The budget holds from the call on, before the lock: an intake call that waits on
-		// a shard held by backpressure holds the lock, and stopping the run context when the
-		// budget ends (or ctx is cancelled) lets the shard, and so the call, go.
-		deadline := p.shutdownDeadline(ctx)
-		budget := time.AfterFunc(time.Until(deadline), p.stop)
-		unwatch := context.AfterFunc(ctx, p.stop)
+		// The budget runs from the call on, not from the lock: an intake call that waits on
+		// a shard held by backpressure holds the lock, and the budget's end (or ctx's)
+		// stops the run context, which lets the shard, and so the call, go.
+		var cancelFlush context.CancelFunc
+		p.flushCtx, cancelFlush = context.WithDeadline(p.runCtx, p.shutdownDeadline(ctx))
+		unwatch := context.AfterFunc(ctx, cancelFlush)
+		context.AfterFunc(p.flushCtx, p.stop)
 		p.mu.Lock()
 		wasStarted := p.started
 		p.closed = true
-		var cancelFlush context.CancelFunc
-		p.flushCtx, cancelFlush = context.WithDeadline(p.runCtx, deadline)
 		p.mu.Unlock()
 		go func() {
 			// done first: a Shutdown waiting on both must see the flush finished, not
 			// cancelled.
 			defer p.stop()
 			defer unwatch()
-			defer budget.Stop()
 			defer cancelFlush()
 			defer close(p.done)
 			if wasStarted {
@@ -426,10 +424,11 @@ func (p *handoffProcessor) EndOfInput(ctx context.Context) error {
 	for range sent {
 		releases = append(releases, (<-reply).releases...)
 	}
-	if err := p.forwardSync(ctx, p.assemble(releases)); err != nil || sent == len(p.shards) {
-		return err
+	err := p.forwardSync(ctx, p.assemble(releases))
+	if sent < len(p.shards) {
+		err = errors.Join(err, fmt.Errorf("handoff processor: end of input not reached every shard: %w", ctx.Err()))
 	}
-	return fmt.Errorf("handoff processor: end of input not reached every shard: %w", ctx.Err())
+	return err
 }
 
 // tick makes every shard release what is due now (tests drive time through p.now).

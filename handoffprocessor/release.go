@@ -3,6 +3,7 @@ package handoffprocessor
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -202,25 +203,24 @@ func (b *batcher) pending() *batch {
 
 // err is the batches' errors together, permanent (consumererror) only when every one is:
 // joined as they are, one permanent error would make the whole permanent, and the caller
-// would not retry the batches that failed for a passing reason. Those keep their types;
-// the permanent ones are then kept as text.
+// would not retry the batches that failed for a passing reason. So when they are mixed,
+// the permanent ones are kept as text.
 func (b *batcher) err() error {
-	var retryable []error
-	for _, err := range b.errs {
-		if !consumererror.IsPermanent(err) {
-			retryable = append(retryable, err)
+	joined := errors.Join(b.errs...)
+	if !consumererror.IsPermanent(joined) || !slices.ContainsFunc(b.errs, isRetryable) {
+		return joined
+	}
+	errs := make([]error, len(b.errs))
+	for i, err := range b.errs {
+		if !isRetryable(err) {
+			err = errors.New(err.Error())
 		}
+		errs[i] = err
 	}
-	if len(retryable) == 0 || len(retryable) == len(b.errs) {
-		return errors.Join(b.errs...)
-	}
-	for _, err := range b.errs {
-		if consumererror.IsPermanent(err) {
-			retryable = append(retryable, errors.New(err.Error()))
-		}
-	}
-	return errors.Join(retryable...)
+	return errors.Join(errs...)
 }
+
+func isRetryable(err error) bool { return !consumererror.IsPermanent(err) }
 
 // deliver hands one batch downstream: the traces leave the gauges, their release is
 // counted, and the graphs ride along in the context (agentgraph.SharedGraph) so the
