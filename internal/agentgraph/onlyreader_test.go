@@ -24,9 +24,9 @@ import (
 var rawReadersAllowed = []string{
 	"internal/agentgraph/",      // the model
 	"handoffprocessor/split.go", // the processor's span splitting and marking
-	// the assertion connector's output: verdicts marked on spans, log records and data
-	// points built (its Attributes() and Events() calls write)
-	"connector/assertionconnector/pdata.go",
+	// the assertion connector's log records and metric data points (their Attributes()
+	// calls write them, not spans)
+	"connector/assertionconnector/records.go",
 	"internal/rules/rulestest/", // test helpers that build spans
 	"internal/workload/",        // synthetic workloads
 	"cmd/loadtest/",             // load generator

@@ -1,10 +1,9 @@
 package assertionconnector
 
-// pdata.go builds the connector's output: it marks the forwarded spans (verdict
-// attributes, evaluation events) and builds log records and metric data points. It writes
-// pdata and reads nothing of the raw spans but their ids (agentgraph's only-reader rule
-// exempts it for its Attributes() and Events() calls, which are writes); what it needs of a
-// span, its end time included (endOf), comes from the model.
+// records.go builds the connector's log records and metric data points (agentgraph's
+// only-reader rule exempts it for their Attributes() calls); what it needs of a span, its
+// end time included (endOf), comes from the model. The forwarded spans are marked in
+// stamp.go, through the model.
 
 import (
 	"time"
@@ -12,13 +11,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/connector/assertionconnector/internal/metadata"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // putResultAttributes writes one result's gen_ai.evaluation.result attributes; e is the
@@ -48,61 +45,6 @@ func putResultAttributes(attrs pcommon.Map, r rules.Result, e *agentgraph.Edge) 
 	case e != nil:
 		attrs.PutStr(AttrHandoffSource, e.From.Name)
 		attrs.PutStr(AttrHandoffTarget, e.To.Name)
-	}
-}
-
-// stamper writes verdicts onto the spans being forwarded.
-type stamper struct{}
-
-type spanKey struct {
-	trace pcommon.TraceID
-	span  pcommon.SpanID
-}
-
-// stamp writes, in place, each trace's verdict on its root agent span (handoff.verdict,
-// handoff.verdict.failed, and handoff.verdict.pending when judge gradings are still to
-// come) and each result as a gen_ai.evaluation.result span event on its judged span, timed
-// at that span's end. It adds and removes no span and moves none.
-func (*stamper) stamp(td ptrace.Traces, verdicts []assertionexporter.TraceVerdict) {
-	if len(verdicts) == 0 {
-		return
-	}
-	spans := map[spanKey]ptrace.Span{}
-	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
-		spans[spanKey{sp.TraceID(), sp.SpanID()}] = sp
-	})
-	present := func(id pcommon.TraceID) func(pcommon.SpanID) bool {
-		return func(s pcommon.SpanID) bool { _, ok := spans[spanKey{id, s}]; return ok }
-	}
-	for _, v := range verdicts {
-		g := v.Graph
-		verdict, failed, ok := verdictOf(v.Results)
-		if !ok && v.Pending == 0 {
-			continue // no case selected the trace
-		}
-		if root, found := spans[spanKey{g.TraceID, rootAgentSpan(g)}]; found {
-			attrs := root.Attributes()
-			attrs.PutStr(AttrVerdict, verdict)
-			list := attrs.PutEmptySlice(AttrVerdictFailed)
-			for _, f := range failed {
-				list.AppendEmpty().SetStr(f)
-			}
-			if v.Pending > 0 {
-				attrs.PutInt(AttrVerdictPending, int64(v.Pending))
-			}
-		}
-		x := indexGraph(g)
-		for _, r := range v.Results {
-			id, e := judgedSpan(g, x, r, present(g.TraceID))
-			sp, found := spans[spanKey{g.TraceID, id}]
-			if !found {
-				continue
-			}
-			ev := sp.Events().AppendEmpty()
-			ev.SetName(EventName)
-			ev.SetTimestamp(endOf(g, x, id))
-			putResultAttributes(ev.Attributes(), r, e)
-		}
 	}
 }
 
