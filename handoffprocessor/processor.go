@@ -91,10 +91,16 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*h
 	}
 	p.graphFP = p.graphOpts.Fingerprint()
 	p.runCtx, p.stop = context.WithCancel(context.Background())
-	perShard := max(1, (cfg.NumTraces+numShards-1)/numShards)
+	// The shards share num_traces exactly, each holding at least one trace: fewer traces
+	// than shards means fewer shards.
+	numShards = max(1, min(numShards, cfg.NumTraces))
 	lateCache := max(1, (cfg.LateSpanCacheSize+numShards-1)/numShards)
-	for range numShards {
-		p.shards = append(p.shards, newShard(p, perShard, lateCache))
+	for i := range numShards {
+		capacity := cfg.NumTraces / numShards
+		if i < cfg.NumTraces%numShards {
+			capacity++
+		}
+		p.shards = append(p.shards, newShard(p, max(1, capacity), lateCache))
 	}
 	return p, nil
 }

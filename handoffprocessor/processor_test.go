@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -683,9 +684,16 @@ func testTooManyBytesReleasedEarly(t *testing.T, encoding string) {
 }
 
 // 4b. Over num_traces, the oldest trace is evicted at once.
+// With more shards than num_traces, the shards still hold num_traces at most.
 func TestOldestTraceEvicted(t *testing.T) {
+	for _, shards := range []int{1, 4} {
+		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) { testOldestTraceEvicted(t, shards) })
+	}
+}
+
+func testOldestTraceEvicted(t *testing.T, shards int) {
 	sink := new(consumertest.TracesSink)
-	h := newHarness(t, testConfig(func(c *Config) { c.NumTraces, c.NumShards = 1, 1 }), sink, true)
+	h := newHarness(t, testConfig(func(c *Config) { c.NumTraces, c.NumShards = 1, shards }), sink, true)
 
 	a := loadCapture(t, adkOK)
 	aKeys := keysOf(a)
@@ -1145,4 +1153,23 @@ func TestRootWithOrphansIsIncomplete(t *testing.T) {
 	h.consume(oneSpan(id, child, pcommon.SpanID{9}, "child of a span that never came"))
 	require.NoError(t, h.p.EndOfInput(context.Background()))
 	requireIncomplete(t, sinkSpans(sink), root, reasonOrphans)
+}
+
+// The shards' capacities add up to num_traces exactly: not rounded up to a multiple of
+// the shard count.
+func TestShardsShareNumTracesExactly(t *testing.T) {
+	for _, c := range []struct{ traces, shards, wantShards int }{
+		{10, 4, 4}, {2, 4, 2}, {1, 8, 1}, {12, 4, 4}, {10000, 3, 3},
+	} {
+		cfg := testConfig(func(cfg *Config) { cfg.NumTraces, cfg.NumShards = c.traces, c.shards })
+		p, err := newProcessor(processortest.NewNopSettings(NewFactory().Type()), cfg, consumertest.NewNop())
+		require.NoError(t, err)
+		total := 0
+		for _, s := range p.shards {
+			require.Positive(t, s.capacity)
+			total += s.capacity
+		}
+		require.Len(t, p.shards, c.wantShards, "num_traces %d, num_shards %d", c.traces, c.shards)
+		require.Equal(t, c.traces, total, "num_traces %d, num_shards %d", c.traces, c.shards)
+	}
 }
