@@ -49,6 +49,11 @@ func TestLoadTestHarness(t *testing.T) {
 	if rep.S2AsIsPerSpan <= 0 || rep.ProtoAsIsPerSpan <= 0 {
 		t.Errorf("S2 on the captures as they are: %.0f B retained per span of %.0f B: not measured", rep.S2AsIsPerSpan, rep.ProtoAsIsPerSpan)
 	}
+	// The compressed buffer holds a fraction of the protobuf (0.03× and 0.13× when this
+	// was written): half would mean the S2 pipeline's buffer was not compressed.
+	if s2, proto := rep.RetainedPerSpan[loadtest.BufferProtoS2], rep.RetainedPerSpan[loadtest.BufferProto]; s2 >= proto/2 || rep.S2AsIsPerSpan >= rep.ProtoAsIsPerSpan/2 {
+		t.Errorf("S2 retained %.0f B per span against proto's %.0f B, %.0f B on the captures as they are (%.0f B of OTLP): not compressed", s2, proto, rep.S2AsIsPerSpan, rep.ProtoAsIsPerSpan)
+	}
 	table := rep.String()
 	for _, want := range []string{
 		"| pipeline | offered | round | spans/s accepted | vs bare | CPU-s per 1M spans | vs bare | vs tail_sampling | peak RSS MB | vs tail_sampling | spans in | spans out | in = out |",
