@@ -1,9 +1,9 @@
 package assertionconnector
 
 // records.go builds the connector's log records and metric data points (agentgraph's
-// only-reader rule exempts it for their Attributes() calls); what it needs of a span, its
-// end time included (endOf), comes from the model. The forwarded spans are marked in
-// stamp.go, through the model.
+// only-reader rule lets it call their Attributes(), and nothing else); what it needs of a
+// span, its end time and the root's resource included, comes from the model. The
+// forwarded spans are marked in stamp.go, through the model.
 
 import (
 	"time"
@@ -61,9 +61,7 @@ func buildLogs(verdicts []assertionexporter.TraceVerdict, handoffs map[pcommon.S
 		}
 		g := v.Graph
 		rl := ld.ResourceLogs().AppendEmpty()
-		if rs := rootResource(g); rs != nil {
-			rs.CopyTo(rl.Resource())
-		}
+		g.CopyRootResourceTo(rl.Resource())
 		sl := rl.ScopeLogs().AppendEmpty()
 		sl.Scope().SetName(metadata.ScopeName)
 		x := indexGraph(g)
@@ -91,17 +89,6 @@ func severityOf(o rules.Outcome) plog.SeverityNumber {
 		return plog.SeverityNumberError
 	}
 	return plog.SeverityNumberInfo
-}
-
-// rootResource is the resource of the root agent's span (else of the trace's root span).
-func rootResource(g *agentgraph.Graph) *pcommon.Resource {
-	switch {
-	case g.Root != nil && g.Root.Span != nil:
-		return &g.Root.Span.Resource
-	case g.RootSpan != nil:
-		return &g.RootSpan.Resource
-	}
-	return nil
 }
 
 // endOf is the end time of span id: a span of the graph, or a HANDOFF span (which ends

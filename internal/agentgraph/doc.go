@@ -29,15 +29,17 @@
 //   - the trace: Graph.TestContext (context.* of the test-case fields), Graph.Selector (what
 //     case conditions select on), ScanBatch and WithoutLate (the processor's late and
 //     incomplete markers), Graph.MarkIncomplete, SpansToMark (a batch's spans marked by
-//     id: the assertion connector's verdicts and evaluation events).
+//     id: the assertion connector's verdicts and evaluation events),
+//     Graph.CopyRootResourceTo (the resource of records about a whole trace).
 //
 // A rule that needs something else of a span adds a normalized field here (a new file
 // beside run.go, content.go, calls.go, selector.go), with a test on a real capture; where
 // the field is a list of keys, it belongs in a chain so config can override it.
 // TestOnlyTheModelReadsRawSpans (onlyreader_test.go) parses every non-test Go file of the
 // module outside this package and fails, naming file:line, on a raw read. Exempt are the
-// processor's span splitting and marking (handoffprocessor/split.go), the assertion
-// connector's log records and metric data points (connector/assertionconnector/records.go:
-// their attributes, not spans') and the packages that build spans (internal/rules/rulestest,
-// internal/workload, cmd/loadtest, cmd/otlpreplay).
+// processor's span splitting and marking (handoffprocessor/split.go) and the packages that
+// build spans (internal/rules/rulestest, internal/workload, cmd/loadtest, cmd/otlpreplay).
+// The assertion connector's log records and metric data points
+// (connector/assertionconnector/records.go) may call Attributes(), theirs and not a span's,
+// and are checked for every other raw read.
 package agentgraph

@@ -59,3 +59,15 @@ func (b BatchSpans) AppendEvent(trace pcommon.TraceID, span pcommon.SpanID, name
 	}
 	return ok
 }
+
+// CopyRootResourceTo copies the resource of g's root agent span (else of its root span)
+// into dst: the resource of records a component makes about the whole trace (the assertion
+// connector's verdict logs). dst is left as it is when g has neither.
+func (g *Graph) CopyRootResourceTo(dst pcommon.Resource) {
+	switch {
+	case g.Root != nil && g.Root.Span != nil:
+		g.Root.Span.Resource.CopyTo(dst)
+	case g.RootSpan != nil:
+		g.RootSpan.Resource.CopyTo(dst)
+	}
+}

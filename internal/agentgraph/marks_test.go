@@ -40,3 +40,38 @@ func TestSpansToMarkWritesOnTheNamedSpan(t *testing.T) {
 	c, _ := ev.Attributes().Get("case")
 	require.Equal(t, "c", c.Str())
 }
+
+// The resource of records about a whole trace is the root agent span's, not the trace
+// root's (a gateway in front of the agents), else the trace root's; a graph without spans
+// leaves the destination as it was.
+func TestCopyRootResourceToTakesTheRootAgentsResource(t *testing.T) {
+	id := pcommon.TraceID{7}
+	td := ptrace.NewTraces()
+	addSpan := func(service string, sid, parent pcommon.SpanID, attrs map[string]string) {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", service)
+		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetTraceID(id)
+		sp.SetSpanID(sid)
+		sp.SetParentSpanID(parent)
+		sp.SetName(service)
+		for k, v := range attrs {
+			sp.Attributes().PutStr(k, v)
+		}
+	}
+	serviceOf := func(g *Graph) string {
+		res := pcommon.NewResource()
+		res.Attributes().PutStr("service.name", "untouched")
+		g.CopyRootResourceTo(res)
+		v, _ := res.Attributes().Get("service.name")
+		return v.Str()
+	}
+	addSpan("gateway", pcommon.SpanID{1}, pcommon.SpanID{}, nil)
+	require.Equal(t, "gateway", serviceOf(Build(id, SpansOfTrace(td), Options{})), "no agent span: the trace root's")
+	addSpan("planner", pcommon.SpanID{2}, pcommon.SpanID{1},
+		map[string]string{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner"})
+	g := Build(id, SpansOfTrace(td), Options{})
+	require.NotNil(t, g.Root)
+	require.Equal(t, "planner", serviceOf(g))
+	require.Equal(t, "untouched", serviceOf(Build(id, nil, Options{})))
+}
