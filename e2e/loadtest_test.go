@@ -80,9 +80,10 @@ func TestLoadTestHarness(t *testing.T) {
 
 // TestLoadTestProfile runs `make loadtest-profile`'s harness for a second on the three
 // handoff pipelines alone: the collector's pprof extension gives a CPU and a heap profile of
-// each run, each a gzipped pprof protobuf, and the other pipelines do not run.
+// each run, each a gzipped pprof protobuf, and the other pipelines do not run. The
+// folder does not exist yet: the harness creates it.
 func TestLoadTestProfile(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "profiles")
 	rep, err := loadtest.Execute(context.Background(), loadtest.Options{
 		Binary: collectorBinary(t), Duration: time.Second, Rate: 4000,
 		Senders: 2, Batch: 2, TracesDir: "../testdata/traces", Templates: 24,

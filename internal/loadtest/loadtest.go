@@ -170,6 +170,13 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("loadtest: %w", err)
 	}
+	// Created before the first run, so that a missing folder does not end the
+	// invocation after the first load phase.
+	if o.ProfileDir != "" {
+		if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+			return nil, fmt.Errorf("loadtest: --profile: %w", err)
+		}
+	}
 	rep, traces, err := prepare(o)
 	if err != nil {
 		return nil, err
