@@ -50,7 +50,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 # The distribution's version (ocb manifest: dist.version): the image tag.
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test bench loadtest loadtest-profile scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
+.PHONY: all install-tools build run test bench loadtest loadtest-profile loadtest-compare scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
@@ -218,6 +218,15 @@ loadtest-profile: $(BINARY)
 	@mkdir -p $(BUILD_DIR)/profiles
 	$(GO) run ./cmd/loadtest --binary $(BINARY) --duration $(LOAD_DURATION) --rate $(LOAD_RATE) \
 		--only handoff --profile $(BUILD_DIR)/profiles
+
+## loadtest-compare: the full pipeline with the built collector and with BASELINE (another
+## build, e.g. `make build` in a git worktree of the code before a change), back to back in
+## each of LOAD_ROUNDS rounds at LOAD_RATE and at saturation, the order alternating: each
+## binary's CPU-s per 1M spans per round and binary / baseline as the median of the rounds
+loadtest-compare: $(BINARY)
+	@test -n "$(BASELINE)" || { echo "loadtest-compare: set BASELINE to the collector binary to compare with"; exit 2; }
+	$(GO) run ./cmd/loadtest --binary $(BINARY) --baseline $(BASELINE) --only "handoff →" \
+		--duration $(LOAD_DURATION) --rate $(LOAD_RATE) --rounds $(LOAD_ROUNDS)
 
 ## scaling: the scaling benchmarks (spans per trace 10..10,000, rules 1..100) into
 ## docs/scaling-bench.txt, drawn by cmd/perfplot as docs/scaling.svg

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,34 @@ func TestLoadTestProfile(t *testing.T) {
 		for _, kind := range []string{"cpu", "heap"} {
 			requireProfile(t, filepath.Join(dir, name+"-4000-spans-s."+kind+".pprof"))
 		}
+	}
+}
+
+// TestLoadTestBaseline runs the harness with a baseline binary (here the same one) for a
+// second on the full pipeline alone: each run is made with both binaries, the comparison
+// table pairs them, and each binary's profiles are its own files.
+func TestLoadTestBaseline(t *testing.T) {
+	dir := t.TempDir()
+	binary := collectorBinary(t)
+	rep, err := loadtest.Execute(context.Background(), loadtest.Options{
+		Binary: binary, Baseline: binary, Duration: time.Second, Rate: 4000,
+		Senders: 2, Batch: 2, TracesDir: "../testdata/traces", Templates: 24,
+		ProfileDir: dir, Only: "handoff →", Retained: handoffprocessortest.Retained,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || len(rep.Baseline) != 1 || rep.Runs[0].Pipeline != loadtest.Full ||
+		rep.Baseline[0].Pipeline != loadtest.Full || !rep.Lossless() {
+		t.Fatalf("runs %+v, baseline %+v: want the full pipeline once with each binary, nothing lost", rep.Runs, rep.Baseline)
+	}
+	table := rep.String()
+	if !strings.Contains(table, "Against the baseline binary") ||
+		!regexp.MustCompile(`\| `+regexp.QuoteMeta(loadtest.Full)+` \| 4000 spans/s \| [0-9.]+ \| [0-9.]+ \| [0-9.]+× \| [0-9.]+× \| [0-9.]+× \| yes \|`).MatchString(table) {
+		t.Errorf("no comparison row for the full pipeline:\n%s", table)
+	}
+	for _, name := range []string{"otlp-handoff-assertion-10-rules-nop-4000-spans-s", "otlp-handoff-assertion-10-rules-nop-4000-spans-s-baseline"} {
+		requireProfile(t, filepath.Join(dir, name+".cpu.pprof"))
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 func main() {
 	o := loadtest.Options{Retained: handoffprocessortest.Retained}
 	flag.StringVar(&o.Binary, "binary", "_build/otelcol-handoff", "collector binary")
+	flag.StringVar(&o.Baseline, "baseline", "", "a second collector binary (the code before a change) to run every run with too, back to back, and compare with")
 	flag.DurationVar(&o.Duration, "duration", 15*time.Second, "load duration of each of the runs (5 pipelines × fixed rate and saturation × rounds)")
 	flag.IntVar(&o.Rate, "rate", 50000, "offered spans/s of the fixed-rate runs (0 = none)")
 	flag.BoolVar(&o.Saturation, "saturation", true, "also run each pipeline as fast as the collector accepts")

@@ -40,6 +40,10 @@ const HoldTime = time.Second
 type Options struct {
 	// Binary is the collector binary.
 	Binary string
+	// Baseline, if set, is a second collector binary (the code before a change): every run
+	// is also made with it, back to back with Binary's, the baseline first in odd rounds
+	// and second in even ones. Its runs are Report.Baseline; Write compares the two.
+	Baseline string
 	// Duration is the load duration of each run.
 	Duration time.Duration
 	// Rate is the fixed offered load in spans/s of the fixed-rate runs; 0 = no fixed-rate runs.
@@ -60,7 +64,7 @@ type Options struct {
 	Retained func(w *workload.Workload, bufferEncoding string) (perSpan, protoPerSpan float64, err error)
 	// ProfileDir, if set, gets a CPU profile of each run's load phase and a heap profile
 	// taken as the load ends, from the collector's pprof extension
-	// (<pipeline>-<offered>.cpu.pprof, .heap.pprof).
+	// (<pipeline>-<offered>[-round<N>][-baseline].cpu.pprof, .heap.pprof).
 	ProfileDir string
 	// Only, if set, runs just the pipelines whose names contain it.
 	Only string
@@ -81,6 +85,11 @@ func (o Options) validate() error {
 	var errs []error
 	if o.Binary == "" {
 		errs = append(errs, errors.New("binary: empty"))
+	}
+	if o.Baseline != "" {
+		if _, err := os.Stat(o.Baseline); err != nil {
+			errs = append(errs, fmt.Errorf("baseline: %w", err))
+		}
 	}
 	if o.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("duration (%s) must be > 0", o.Duration))
@@ -153,6 +162,8 @@ type Report struct {
 	Options       Options
 	Traces, Spans int
 	Runs          []Run
+	// Baseline are the runs of Options.Baseline, one beside each of Runs.
+	Baseline []Run
 	// RetainedPerSpan is by buffer_encoding (Pipeline.Buffer).
 	RetainedPerSpan    map[string]float64
 	ProtoBytesPerSpan  float64
@@ -194,18 +205,42 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 				if !strings.Contains(p.Name, o.Only) {
 					continue
 				}
-				if o.Progress != nil {
-					fmt.Fprintf(o.Progress, "loadtest: round %d of %d: %s, %s, %s\n", round, o.rounds(), p.Name, offered(rate), o.Duration)
+				for _, baseline := range o.binariesInRound(round) {
+					binary, which := o.Binary, ""
+					if baseline {
+						binary, which = o.Baseline, " (baseline binary)"
+					}
+					if o.Progress != nil {
+						fmt.Fprintf(o.Progress, "loadtest: round %d of %d: %s%s, %s, %s\n", round, o.rounds(), p.Name, which, offered(rate), o.Duration)
+					}
+					r, err := runOne(ctx, o, binary, baseline, p, traces, rate, round)
+					if err != nil {
+						return nil, fmt.Errorf("round %d: %s%s at %s: %w", round, p.Name, which, offered(rate), err)
+					}
+					if baseline {
+						rep.Baseline = append(rep.Baseline, r)
+					} else {
+						rep.Runs = append(rep.Runs, r)
+					}
 				}
-				r, err := runOne(ctx, o, p, traces, rate, round)
-				if err != nil {
-					return nil, fmt.Errorf("round %d: %s at %s: %w", round, p.Name, offered(rate), err)
-				}
-				rep.Runs = append(rep.Runs, r)
 			}
 		}
 	}
 	return rep, nil
+}
+
+// binariesInRound is the order the binaries run each pipeline in a round: Binary alone, or,
+// with a baseline, the baseline first in odd rounds and second in even ones, so that a
+// machine that drifts charges neither binary more (true: the baseline).
+func (o Options) binariesInRound(round int) []bool {
+	switch {
+	case o.Baseline == "":
+		return []bool{false}
+	case round%2 == 1:
+		return []bool{true, false}
+	default:
+		return []bool{false, true}
+	}
 }
 
 // inRound is the order pipelines run in round (from 1): each round starts one pipeline
@@ -260,7 +295,9 @@ func offered(rate int) string {
 	return fmt.Sprintf("%d spans/s", rate)
 }
 
-func runOne(ctx context.Context, o Options, p Pipeline, traces []workload.Encoded, rate, round int) (Run, error) {
+// runOne runs pipeline p with the collector binary (the baseline one if baseline) at one
+// offered rate.
+func runOne(ctx context.Context, o Options, binary string, baseline bool, p Pipeline, traces []workload.Encoded, rate, round int) (Run, error) {
 	r := Run{Pipeline: p.Name, Buffer: p.Buffer, Rate: rate, Round: round}
 	ports, err := freeport.Ports(4)
 	if err != nil {
@@ -288,7 +325,7 @@ func runOne(ctx context.Context, o Options, p Pipeline, traces []workload.Encode
 	if p.FeatureGates != "" {
 		args = append(args, "--feature-gates", p.FeatureGates)
 	}
-	cmd := exec.CommandContext(ctx, o.Binary, args...)
+	cmd := exec.CommandContext(ctx, binary, args...)
 	logPath := filepath.Join(dir, "collector.log")
 	logs, err := os.Create(logPath)
 	if err != nil {
@@ -347,6 +384,9 @@ func runOne(ctx context.Context, o Options, p Pipeline, traces []workload.Encode
 		base := filepath.Join(o.ProfileDir, slug(p.Name)+"-"+slug(offered(rate)))
 		if o.rounds() > 1 {
 			base += fmt.Sprintf("-round%d", round)
+		}
+		if baseline {
+			base += "-baseline"
 		}
 		pprofURL := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pprofPort)
 		seconds := max(1, int(o.Duration.Seconds())-1)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestOptionsErrorsNameTheField(t *testing.T) {
-	_, err := Execute(context.Background(), Options{Rate: -1, Senders: 0, Batch: 0, Hold: -time.Second})
+	_, err := Execute(context.Background(), Options{Rate: -1, Senders: 0, Batch: 0, Hold: -time.Second, Baseline: "/nonexistent/otelcol"})
 	if err == nil {
 		t.Fatal("empty options accepted")
 	}
@@ -17,6 +17,7 @@ func TestOptionsErrorsNameTheField(t *testing.T) {
 		"binary: empty", "duration (0s) must be > 0", "rate (-1) must be >= 0",
 		"senders (0) must be >= 1", "batch (0) must be >= 1", "templates (0) must be >= 1",
 		"retained: no measurement of the processor's retained bytes given", "hold (-1s) must be >= 0",
+		"baseline: stat /nonexistent/otelcol: no such file or directory",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
@@ -124,5 +125,45 @@ func TestPipelinesHoldTracesAlike(t *testing.T) {
 		if buffering != len(PipelinesHolding(hold))-1 {
 			t.Errorf("hold %s: %d of the buffering pipelines hold for it, want all but bare", hold, buffering)
 		}
+	}
+}
+
+// TestBaselineAlternatesAndPairsRounds: with a baseline binary each pipeline runs with both,
+// the baseline first in odd rounds; the comparison pairs the two binaries' runs of a round
+// and gives the median of the rounds' ratios (the numbers are picked so that the median of
+// the ratios differs from the ratio of the medians) and the lossless check covers the
+// baseline's runs.
+func TestBaselineAlternatesAndPairsRounds(t *testing.T) {
+	o := Options{Binary: "new", Baseline: "old"}
+	for round, want := range map[int][]bool{1: {true, false}, 2: {false, true}, 3: {true, false}} {
+		if got := o.binariesInRound(round); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("round %d: baseline first = %v, want %v", round, got, want)
+		}
+	}
+	if got := (Options{Binary: "new"}).binariesInRound(1); fmt.Sprint(got) != "[false]" {
+		t.Errorf("no baseline: %v, want the binary alone", got)
+	}
+
+	run := func(round int, cpu float64, accepted, out int64) Run {
+		return Run{Pipeline: Full, Round: round, Rate: 1000, Accepted: accepted, Out: out, Seconds: 10, CPU: cpu, PeakRSS: 100}
+	}
+	rep := &Report{Options: Options{Rate: 1000, Rounds: 3, Baseline: "old"}, RetainedPerSpan: map[string]float64{}}
+	// CPU-s per 1M spans: baseline 10, 20, 40; binary 9, 30, 36 (ratios 0.9, 1.5, 0.9:
+	// median 0.90; the medians' ratio would be 30/20 = 1.5).
+	for round, cpu := range []struct{ old, new float64 }{{10, 9}, {20, 30}, {40, 36}} {
+		rep.Baseline = append(rep.Baseline, run(round+1, cpu.old, 1e6, 1e6))
+		rep.Runs = append(rep.Runs, run(round+1, cpu.new, 1e6, 1e6))
+	}
+	out := rep.String()
+	want := "| " + Full + " | 1000 spans/s | 10.00, 20.00, 40.00 | 9.00, 30.00, 36.00 | 0.90× (0.90–1.50×, 3 rounds) | 1.00× (1.00–1.00×, 3 rounds) | 1.00× (1.00–1.00×, 3 rounds) | yes |"
+	if !strings.Contains(out, want) {
+		t.Errorf("no row\n%s\nin\n%s", want, out)
+	}
+	if !rep.Lossless() {
+		t.Error("lossless runs reported as losing spans")
+	}
+	rep.Baseline[1].Out--
+	if rep.Lossless() || !strings.Contains(rep.String(), "3 rounds) | NO |") {
+		t.Errorf("a baseline run that lost a span is not reported:\n%s", rep.String())
 	}
 }

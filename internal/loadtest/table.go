@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// Lossless says every run gave out every span it accepted.
+// Lossless says every run, the baseline binary's included, gave out every span it accepted.
 func (rep *Report) Lossless() bool {
-	for _, r := range rep.Runs {
+	for _, r := range append(slices.Clone(rep.Runs), rep.Baseline...) {
 		if !r.Lossless() {
 			return false
 		}
@@ -19,7 +19,12 @@ func (rep *Report) Lossless() bool {
 
 // find returns the run of a pipeline at an offered rate in a round.
 func (rep *Report) find(pipeline string, rate, round int) (Run, bool) {
-	for _, r := range rep.Runs {
+	return findIn(rep.Runs, pipeline, rate, round)
+}
+
+// findIn returns the run of runs of a pipeline at an offered rate in a round.
+func findIn(runs []Run, pipeline string, rate, round int) (Run, bool) {
+	for _, r := range runs {
 		if r.Pipeline == pipeline && r.Rate == rate && r.Round == round {
 			return r, true
 		}
@@ -125,7 +130,53 @@ func (rep *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %d | %d | %.0f | %.0f | %s | %.0f | %s |\n", r.Pipeline, offered(r.Rate), r.Round, r.PeakBuffered, live/1e6, float64(r.PeakHeap)/1e6,
 			mb(bare.PeakRSS, ok), float64(r.PeakRSS)/1e6, ratio(float64(r.PeakRSS-bare.PeakRSS), live, ok && live > 0))
 	}
+	rep.writeBaseline(w)
 	fmt.Fprintf(w, "\nspans in = out in every run: %s\n", yesNo(rep.Lossless()))
+}
+
+// writeBaseline compares the binary with the baseline binary, when there is one: for each
+// pipeline and offered rate, every round's CPU-s per 1M spans of both, then the binary's
+// figures over the baseline's, each ratio taken within one round (the two ran back to
+// back), the median of the rounds.
+func (rep *Report) writeBaseline(w io.Writer) {
+	if rep.Options.Baseline == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nAgainst the baseline binary %s (binary / baseline, each ratio within one round, where the two ran back to back; the median of the rounds):\n\n", rep.Options.Baseline)
+	fmt.Fprintln(w, "| pipeline | offered | CPU-s per 1M spans, baseline | CPU-s per 1M spans, binary | CPU per span | spans/s accepted | peak RSS | in = out, baseline |")
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---|")
+	type key struct {
+		pipeline string
+		rate     int
+	}
+	var seen []key
+	for _, r := range rep.Runs {
+		if k := (key{r.Pipeline, r.Rate}); !slices.Contains(seen, k) {
+			seen = append(seen, k)
+		}
+	}
+	for _, k := range seen {
+		var before, after []string
+		var cpu, spans, rss []float64
+		lossless := true
+		for round := 1; round <= rep.Options.rounds(); round++ {
+			a, okA := rep.find(k.pipeline, k.rate, round)
+			b, okB := findIn(rep.Baseline, k.pipeline, k.rate, round)
+			if !okA || !okB {
+				continue
+			}
+			before = append(before, fmt.Sprintf("%.2f", b.CPUPerMillion()))
+			after = append(after, fmt.Sprintf("%.2f", a.CPUPerMillion()))
+			lossless = lossless && b.Lossless()
+			if b.CPUPerMillion() > 0 && b.SpansPerSec() > 0 && b.PeakRSS > 0 {
+				cpu = append(cpu, a.CPUPerMillion()/b.CPUPerMillion())
+				spans = append(spans, a.SpansPerSec()/b.SpansPerSec())
+				rss = append(rss, float64(a.PeakRSS)/float64(b.PeakRSS))
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", k.pipeline, offered(k.rate), strings.Join(before, ", "), strings.Join(after, ", "),
+			median(cpu), median(spans), median(rss), yesNo(lossless && len(before) > 0))
+	}
 }
 
 func mb(b int64, ok bool) string {
