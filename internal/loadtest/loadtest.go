@@ -206,14 +206,14 @@ func Execute(ctx context.Context, o Options) (*Report, error) {
 					continue
 				}
 				for _, baseline := range o.binariesInRound(round) {
-					binary, which := o.Binary, ""
+					which := ""
 					if baseline {
-						binary, which = o.Baseline, " (baseline binary)"
+						which = " (baseline binary)"
 					}
 					if o.Progress != nil {
 						fmt.Fprintf(o.Progress, "loadtest: round %d of %d: %s%s, %s, %s\n", round, o.rounds(), p.Name, which, offered(rate), o.Duration)
 					}
-					r, err := runOne(ctx, o, binary, baseline, p, traces, rate, round)
+					r, err := runOne(ctx, o, baseline, p, traces, rate, round)
 					if err != nil {
 						return nil, fmt.Errorf("round %d: %s%s at %s: %w", round, p.Name, which, offered(rate), err)
 					}
@@ -297,7 +297,11 @@ func offered(rate int) string {
 
 // runOne runs pipeline p with the collector binary (the baseline one if baseline) at one
 // offered rate.
-func runOne(ctx context.Context, o Options, binary string, baseline bool, p Pipeline, traces []workload.Encoded, rate, round int) (Run, error) {
+func runOne(ctx context.Context, o Options, baseline bool, p Pipeline, traces []workload.Encoded, rate, round int) (Run, error) {
+	binary := o.Binary
+	if baseline {
+		binary = o.Baseline
+	}
 	r := Run{Pipeline: p.Name, Buffer: p.Buffer, Rate: rate, Round: round}
 	ports, err := freeport.Ports(4)
 	if err != nil {
