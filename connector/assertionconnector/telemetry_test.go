@@ -76,7 +76,7 @@ func TestSharedEngineScopeHasNoOutputSignal(t *testing.T) {
 	for _, sm := range rm.ScopeMetrics {
 		var keys []string
 		for _, kv := range sm.Scope.Attributes.ToSlice() {
-			keys = append(keys, string(kv.Key)+"="+kv.Value.Emit())
+			keys = append(keys, string(kv.Key)+"="+kv.Value.String())
 		}
 		sort.Strings(keys)
 		require.NotEmpty(t, sm.Metrics, sm.Scope.Name)

@@ -725,7 +725,7 @@ func (g *Graph) recoverArgs(chains Chains, counted bool) {
 				if req := matchRequest(calls.ix, tc, calls.of(llm)); req != nil {
 					req.used = true
 					args := req.args()
-					if m := parseObject(args); m != nil && len(m) > 0 {
+					if m := parseObject(args); len(m) > 0 {
 						tc.Args = Value{Text: args, Source: req.source}
 						tc.params, tc.paramsParsed = m, true
 					}

@@ -372,11 +372,12 @@ func Build(traceID pcommon.TraceID, spans []*Span, opts Options) *Graph {
 				s.flow, s.Error = cf, nil
 			}
 		}
-		if s.Role == RoleAgent {
+		switch s.Role {
+		case RoleAgent:
 			s.Name = namedBy(ix.resolve(s, &cc.agentName, nil, nil), s.Pdata.Name(), agentNameFromSpan)
-		} else if s.Role == RoleTool {
+		case RoleTool:
 			s.Name = namedBy(ix.resolve(s, &cc.toolName, nil, nil), s.Pdata.Name(), toolNameFromSpan)
-		} else {
+		default:
 			s.Name = Value{Text: s.Pdata.Name(), Source: "span.name.verbatim"}
 		}
 		if in, _, ok := ix.resolveInt(s, &cc.inputTokens); ok {

@@ -63,8 +63,7 @@ func (g *Graph) collectWrappers() {
 	byspan := map[*Span]*Wrapper{}
 	// wrapperOf records w's span (and, up its chain, every wrapper around it that is not
 	// recorded yet) and returns its Wrapper.
-	var wrapperOf func(w *Span) *Wrapper
-	wrapperOf = func(w *Span) *Wrapper {
+	wrapperOf := func(w *Span) *Wrapper {
 		var chain []*Span
 		for cur := w; cur != nil; cur = cur.group {
 			g.work++

@@ -55,9 +55,3 @@ func (c *lru) put(key string, v Verdict) {
 		delete(c.items, last.Value.(*lruItem).key)
 	}
 }
-
-func (c *lru) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}

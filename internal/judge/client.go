@@ -538,7 +538,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 func redactURL(s string) string {
 	if i := strings.Index(s, "://"); i >= 0 {
 		rest := s[i+3:]
-		if at := strings.Index(rest, "@"); at >= 0 && (strings.Index(rest, "/") < 0 || at < strings.Index(rest, "/")) {
+		if at := strings.Index(rest, "@"); at >= 0 && (!strings.Contains(rest, "/") || at < strings.Index(rest, "/")) {
 			rest = rest[at+1:]
 		}
 		s = s[:i+3] + rest

@@ -102,22 +102,6 @@ func (x *Index) senderRun(e *agentgraph.Edge, run *agentgraph.Invocation) bool {
 	return e.From.Remote == nil && run.Name == e.From.Name && (run == e.From || !x.g.Reaches(e.To, run))
 }
 
-// senderRuns lists the runs that act for the sender of e, in start order. It costs the
-// number of runs of the sender's name: the checks that run per handoff use the indexes
-// below instead.
-func (x *Index) senderRuns(e *agentgraph.Edge) []*agentgraph.Invocation {
-	if e.From.Remote != nil {
-		return nil
-	}
-	var out []*agentgraph.Invocation
-	for _, inv := range x.byName[e.From.Name] {
-		if x.senderRun(e, inv) {
-			out = append(out, inv)
-		}
-	}
-	return out
-}
-
 // statusOf is inv.Status(), once per run.
 func (x *Index) statusOf(inv *agentgraph.Invocation) agentgraph.RunStatus {
 	f, ok := x.facts[inv]

@@ -46,9 +46,9 @@ func score(r Result) any {
 // planner hands a flight search to researcher as a tool (agent as tool); researcher may
 // search, book, fail; planner then continues with an LLM call.
 type flights struct {
-	t                  *tr.Trace
-	planner, research  *tr.Span
-	dispatch, nextCall *tr.Span
+	t                 *tr.Trace
+	planner, research *tr.Span
+	dispatch          *tr.Span
 }
 
 const task = `{"task": "find flights LHR to JFK on 2026-05-01 for order A-1001"}`

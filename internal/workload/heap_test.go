@@ -12,7 +12,8 @@ func TestHeapGrowthIgnoresPooledGarbage(t *testing.T) {
 	const size = 8 << 20
 	var pool sync.Pool
 	for range 8 {
-		pool.Put(make([]byte, size/8))
+		b := make([]byte, size/8)
+		pool.Put(&b)
 	}
 	var kept []byte
 	grown := HeapGrowth(func() { kept = make([]byte, size) })
