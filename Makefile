@@ -24,14 +24,18 @@ NPM         ?= npm
 # Components whose metadata.yaml mdatagen turns into generated code.
 COMPONENTS := handoffprocessor assertionexporter connector/assertionconnector
 
-# Tools: binary name -> package (versions pinned by internal/tools/go.mod).
+# Tools: binary name -> package (versions pinned by internal/tools/go.mod, or by the module
+# TOOL_MOD_<name> names: golangci-lint's many dependencies stay out of the other tools').
 TOOL_PKG_builder   := go.opentelemetry.io/collector/cmd/builder
 TOOL_PKG_mdatagen  := go.opentelemetry.io/collector/cmd/mdatagen
 TOOL_PKG_goimports := golang.org/x/tools/cmd/goimports
 TOOL_PKG_gofumpt   := mvdan.cc/gofumpt
 TOOL_PKG_benchstat := golang.org/x/perf/cmd/benchstat
 TOOL_PKG_goreleaser := github.com/goreleaser/goreleaser/v2
-TOOLS := $(addprefix $(TOOLS_DIR)/,builder mdatagen goimports gofumpt benchstat goreleaser)
+TOOL_PKG_golangci-lint := github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+TOOL_MOD_golangci-lint := $(TOOLS_MOD)/lint
+TOOLS := $(addprefix $(TOOLS_DIR)/,builder mdatagen goimports gofumpt benchstat goreleaser golangci-lint)
+tool_mod = $(or $(TOOL_MOD_$(1)),$(TOOLS_MOD))
 
 OCB       := $(TOOLS_DIR)/builder
 MDATAGEN  := $(TOOLS_DIR)/mdatagen
@@ -39,6 +43,7 @@ GOIMPORTS := $(TOOLS_DIR)/goimports
 GOFUMPT   := $(TOOLS_DIR)/gofumpt
 BENCHSTAT := $(TOOLS_DIR)/benchstat
 GORELEASER := $(TOOLS_DIR)/goreleaser
+GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint
 
 # Every Go file of the repo (outside _build and the tools module).
 GO_FILES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(TOOLS_MOD)/*')
@@ -50,7 +55,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 # The distribution's version (ocb manifest: dist.version): the image tag.
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test bench loadtest loadtest-profile loadtest-compare scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
+.PHONY: all install-tools build run test lint bench loadtest loadtest-profile loadtest-compare scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
@@ -99,7 +104,7 @@ install-tools: $(TOOLS)
 
 $(TOOLS_DIR)/%: FORCE
 	@mkdir -p $(TOOLS_DIR)
-	$(call stamped,tool-$*,$@,$(TOOLS_MOD)/go.mod $(TOOLS_MOD)/go.sum,cd $(TOOLS_MOD) && $(GO) build -o $(CURDIR)/$@ $(TOOL_PKG_$*))
+	$(call stamped,tool-$*,$@,$(call tool_mod,$*)/go.mod $(call tool_mod,$*)/go.sum,cd $(call tool_mod,$*) && $(GO) build -o $(CURDIR)/$@ $(TOOL_PKG_$*))
 
 ## build: generate the distribution with ocb and compile _build/otelcol-handoff, and _build/handoffcheck
 build: report-assets $(BINARY) $(CHECK)
@@ -130,7 +135,7 @@ run: $(BINARY) $(REPLAY)
 ## test: goreleaser check, unit and end-to-end tests (e2e tests use _build/otelcol-handoff and
 ## e2e/clients; the alert-rule tests use promtool, the HTML report's test headless Chromium, the
 ## GitHub Action's script jq; the image test buildah or podman where one is installed)
-test: fmt-check e2e-clients build promtool chromium jq goreleaser-check
+test: fmt-check lint e2e-clients build promtool chromium jq goreleaser-check
 	$(GO) test -race -count=1 ./...
 
 ## goreleaser-check: validate .goreleaser.yaml with the pinned goreleaser
@@ -269,6 +274,11 @@ fmt: $(GOIMPORTS) $(GOFUMPT)
 vet:
 	$(GO) vet ./...
 
+## lint: golangci-lint with .golangci.yml (its standard linters: errcheck, govet, ineffassign,
+## staticcheck, unused; and misspell); part of make test
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+
 ## validate: check every config in config/ with the built binary
 validate: $(BINARY)
 	for f in config/*.yaml; do echo "validate $$f"; $(BINARY) validate --config $$f; done
@@ -277,6 +287,7 @@ validate: $(BINARY)
 tidy:
 	$(GO) mod tidy
 	cd $(TOOLS_MOD) && $(GO) mod tidy
+	cd $(TOOL_MOD_golangci-lint) && $(GO) mod tidy
 
 ## image: the container image from the static binary (Containerfile: FROM scratch, non-root,
 ## the default config) with buildah or podman, no daemon and no registry pull; tagged
