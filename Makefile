@@ -55,7 +55,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 # The distribution's version (ocb manifest: dist.version): the image tag.
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test lint bench loadtest loadtest-profile loadtest-compare scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
+.PHONY: all install-tools build run test test-with-cover lint bench benchmark loadtest loadtest-profile loadtest-compare scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
@@ -138,6 +138,12 @@ run: $(BINARY) $(REPLAY)
 test: fmt-check lint e2e-clients build promtool chromium jq goreleaser-check
 	$(GO) test -race -count=1 ./...
 
+## test-with-cover: the test suite with statement coverage of the packages it exercises
+## in process (_build/coverage.out; the e2e tests' built binary is not counted); prints the total
+test-with-cover: fmt-check lint e2e-clients build promtool chromium jq goreleaser-check
+	$(GO) test -race -count=1 -coverprofile=$(BUILD_DIR)/coverage.out ./...
+	$(GO) tool cover -func=$(BUILD_DIR)/coverage.out | tail -1
+
 ## goreleaser-check: validate .goreleaser.yaml with the pinned goreleaser
 goreleaser-check: $(GORELEASER)
 	$(GORELEASER) check
@@ -196,7 +202,8 @@ e2e-clients: $(CLIENTS_DIR)/node_modules/.package-lock.json
 $(CLIENTS_DIR)/node_modules/.package-lock.json: FORCE
 	$(call stamped,e2e-clients,$@,$(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json,cd $(CLIENTS_DIR) && $(NPM) ci --no-audit --no-fund)
 
-## bench: benchmarks (count BENCH_COUNT), saved to _build/bench.txt and summarized by benchstat
+## bench (or benchmark): benchmarks (count BENCH_COUNT), saved to _build/bench.txt and
+## summarized by benchstat
 # BENCH_COUNT runs per benchmark (benchstat wants several); BENCH_BASE, if set, is an older
 # bench.txt to compare with.
 BENCH_COUNT ?= 5
@@ -204,6 +211,7 @@ bench: $(BENCHSTAT)
 	@mkdir -p $(BUILD_DIR)
 	$(GO) test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) ./... | tee $(BUILD_DIR)/bench.txt
 	$(BENCHSTAT) $(if $(BENCH_BASE),$(BENCH_BASE)) $(BUILD_DIR)/bench.txt
+benchmark: bench
 
 ## loadtest: the built collector under sustained OTLP/HTTP load on loopback, bare vs
 ## tail_sampling vs the full pipeline (with its buffer encoded and decoded), at LOAD_RATE
