@@ -6,6 +6,13 @@ SHELL       := bash
 .DEFAULT_GOAL := build
 
 GO        ?= go
+# The Go toolchain everything here is built and tested with: the newest patch release of Go
+# 1.26, which the go command takes from the Go module proxy on first use (about 76 MB, go.dev/
+# doc/toolchain). 1.26.8's net/http, crypto/tls, crypto/x509 and html/template have fixed
+# vulnerabilities that our code reaches (make govulncheck). A GOTOOLCHAIN set in the
+# environment is kept.
+GOTOOLCHAIN ?= go1.26.10
+export GOTOOLCHAIN
 BUILD_DIR := _build
 TOOLS_DIR := $(BUILD_DIR)/tools
 TOOLS_MOD := internal/tools
@@ -34,7 +41,11 @@ TOOL_PKG_benchstat := golang.org/x/perf/cmd/benchstat
 TOOL_PKG_goreleaser := github.com/goreleaser/goreleaser/v2
 TOOL_PKG_golangci-lint := github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 TOOL_MOD_golangci-lint := $(TOOLS_MOD)/lint
-TOOLS := $(addprefix $(TOOLS_DIR)/,builder mdatagen goimports gofumpt benchstat goreleaser golangci-lint)
+TOOL_PKG_govulncheck := golang.org/x/vuln/cmd/govulncheck
+TOOL_MOD_govulncheck := $(TOOLS_MOD)/vuln
+TOOL_PKG_indexdb     := golang.org/x/vulndb/cmd/indexdb
+TOOL_MOD_indexdb     := $(TOOLS_MOD)/vuln
+TOOLS := $(addprefix $(TOOLS_DIR)/,builder mdatagen goimports gofumpt benchstat goreleaser golangci-lint govulncheck indexdb)
 tool_mod = $(or $(TOOL_MOD_$(1)),$(TOOLS_MOD))
 
 OCB       := $(TOOLS_DIR)/builder
@@ -44,6 +55,8 @@ GOFUMPT   := $(TOOLS_DIR)/gofumpt
 BENCHSTAT := $(TOOLS_DIR)/benchstat
 GORELEASER := $(TOOLS_DIR)/goreleaser
 GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint
+GOVULNCHECK   := $(TOOLS_DIR)/govulncheck
+INDEXDB       := $(TOOLS_DIR)/indexdb
 
 # Every Go file of the repo (outside _build and the tools module).
 GO_FILES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './$(TOOLS_MOD)/*')
@@ -55,7 +68,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 # The distribution's version (ocb manifest: dist.version): the image tag.
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
-.PHONY: all install-tools build run test test-with-cover lint bench benchmark loadtest loadtest-profile loadtest-compare scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
+.PHONY: all install-tools build run test test-with-cover lint govulncheck bench benchmark loadtest loadtest-profile loadtest-compare scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
 	jq goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
@@ -135,12 +148,12 @@ run: $(BINARY) $(REPLAY)
 ## test: goreleaser check, unit and end-to-end tests (e2e tests use _build/otelcol-handoff and
 ## e2e/clients; the alert-rule tests use promtool, the HTML report's test headless Chromium, the
 ## GitHub Action's script jq; the image test buildah or podman where one is installed)
-test: fmt-check lint e2e-clients build promtool chromium jq goreleaser-check
+test: fmt-check lint govulncheck e2e-clients build promtool chromium jq goreleaser-check
 	$(GO) test -race -count=1 ./...
 
 ## test-with-cover: the test suite with statement coverage of the packages it exercises
 ## in process (_build/coverage.out; the e2e tests' built binary is not counted); prints the total
-test-with-cover: fmt-check lint e2e-clients build promtool chromium jq goreleaser-check
+test-with-cover: fmt-check lint govulncheck e2e-clients build promtool chromium jq goreleaser-check
 	$(GO) test -race -count=1 -coverprofile=$(BUILD_DIR)/coverage.out ./...
 	$(GO) tool cover -func=$(BUILD_DIR)/coverage.out | tail -1
 
@@ -282,6 +295,15 @@ fmt: $(GOIMPORTS) $(GOFUMPT)
 vet:
 	$(GO) vet ./...
 
+## govulncheck: govulncheck over every package against the Go vulnerability database as of
+## the golang.org/x/vulndb version pinned in internal/tools/vuln (its OSV files indexed into
+## _build/vulndb: nothing fetched but modules); fails on a vulnerability our code reaches;
+## part of make test
+VULNDB := $(BUILD_DIR)/vulndb
+govulncheck: $(GOVULNCHECK) $(INDEXDB)
+	$(call stamped,vulndb,$(VULNDB)/index/db.json,$(TOOL_MOD_indexdb)/go.mod $(TOOL_MOD_indexdb)/go.sum,rm -rf $(VULNDB) && $(INDEXDB) -vulns "$$(cd $(TOOL_MOD_indexdb) && $(GO) list -m -f '{{.Dir}}' golang.org/x/vulndb)/data/osv" -out $(VULNDB))
+	$(GOVULNCHECK) -db file://$(CURDIR)/$(VULNDB) ./...
+
 ## lint: golangci-lint with .golangci.yml (its standard linters: errcheck, govet, ineffassign,
 ## staticcheck, unused; and misspell); part of make test
 lint: $(GOLANGCI_LINT)
@@ -296,6 +318,7 @@ tidy:
 	$(GO) mod tidy
 	cd $(TOOLS_MOD) && $(GO) mod tidy
 	cd $(TOOL_MOD_golangci-lint) && $(GO) mod tidy
+	cd $(TOOL_MOD_govulncheck) && $(GO) mod tidy
 
 ## image: the container image from the static binary (Containerfile: FROM scratch, non-root,
 ## the default config) with buildah or podman, no daemon and no registry pull; tagged
