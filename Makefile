@@ -78,7 +78,8 @@ VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 # sources it was built from are unchanged, and a checkout that touched every file does not
 # rebuild. The recipes run every time (FORCE) and hash first; that takes a fraction of a second.
 SHA256    := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
-STAMP_ENV  = $(shell $(GO) env GOVERSION GOOS GOARCH CGO_ENABLED GOFLAGS | tr '\n' ' ')
+# (GNU make before 4.4 does not export variables to $(shell): GOTOOLCHAIN is given by hand.)
+STAMP_ENV  = $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) $(GO) env GOVERSION GOOS GOARCH CGO_ENABLED GOFLAGS | tr '\n' ' ')
 sq         = $(subst ','\'',$(1))
 # $(call stamped,NAME,OUTPUT,INPUT FILES,RECIPE): run RECIPE unless OUTPUT exists and the
 # inputs hash to what _build/.stamp-NAME holds.
