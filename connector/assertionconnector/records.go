@@ -1,8 +1,9 @@
 package assertionconnector
 
-// records.go builds the connector's log records and metric data points (agentgraph's
-// only-reader rule lets it call their Attributes(), and nothing else); what it needs of a
-// span, its end time and the root's resource included, comes from the model. The
+// records.go builds the connector's log records and metric data points and writes their
+// attributes; what it needs of a span, its end time and the root's resource included,
+// comes from the model (agentgraph's only-reader check tells these attributes from a
+// span's by their types). The
 // forwarded spans are marked in stamp.go, through the model.
 
 import (

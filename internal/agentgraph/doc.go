@@ -35,11 +35,11 @@
 // A rule that needs something else of a span adds a normalized field here (a new file
 // beside run.go, content.go, calls.go, selector.go), with a test on a real capture; where
 // the field is a list of keys, it belongs in a chain so config can override it.
-// TestOnlyTheModelReadsRawSpans (onlyreader_test.go) parses every non-test Go file of the
-// module outside this package and fails, naming file:line, on a raw read. Exempt are the
-// processor's span splitting and marking (handoffprocessor/split.go) and the packages that
-// build spans (internal/rules/rulestest, internal/workload, cmd/loadtest, cmd/otlpreplay).
-// The assertion connector's log records and metric data points
-// (connector/assertionconnector/records.go) may call Attributes(), theirs and not a span's,
-// and are checked for every other raw read.
+// TestOnlyTheModelReadsRawSpans (onlyreader_test.go) loads every non-test Go file of the
+// module outside this package with its types and fails, naming file:line, on a raw read.
+// Attributes(), Events() and Links() count on a span's side only (a span, event, link,
+// resource or scope): the assertion connector writes its own log records' and data points'
+// attributes. Exempt are the processor's span splitting and marking
+// (handoffprocessor/split.go) and the packages that build spans (internal/rules/rulestest,
+// internal/workload, cmd/loadtest, cmd/otlpreplay).
 package agentgraph

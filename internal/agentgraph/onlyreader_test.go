@@ -5,17 +5,19 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"go/types"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"golang.org/x/tools/go/packages"
 )
 
 // The model is the only reader of raw spans (see the package doc): outside this package,
@@ -31,15 +33,40 @@ var rawReadersAllowed = []string{
 	"cmd/otlpreplay/",           // replays span files
 }
 
-// attributeWritersAllowed may call Attributes() (the syntactic check cannot tell a log
-// record's or a data point's from a span's) and are checked for every other raw read.
-var attributeWritersAllowed = []string{
-	"connector/assertionconnector/records.go", // the connector's log records and metric data points
-}
-
 // rawAccessors are the pdata calls that read raw content: attributes (of spans,
 // resources, scopes, events, links), span events and span links.
 var rawAccessors = map[string]bool{"Attributes": true, "Events": true, "Links": true}
+
+// spanSide are the pdata types whose rawAccessors read a span's content. The same calls on
+// what a component builds for its own output (a log record's, a data point's attributes)
+// read no span.
+var spanSide = map[string]bool{
+	"go.opentelemetry.io/collector/pdata/ptrace.Span":                  true,
+	"go.opentelemetry.io/collector/pdata/ptrace.SpanEvent":             true,
+	"go.opentelemetry.io/collector/pdata/ptrace.SpanLink":              true,
+	"go.opentelemetry.io/collector/pdata/pcommon.Resource":             true,
+	"go.opentelemetry.io/collector/pdata/pcommon.InstrumentationScope": true,
+}
+
+// readsSpan reports whether x, the receiver of a rawAccessors call, is a span's side. With
+// no type information (info nil, or x's type unknown) every such call counts.
+func readsSpan(info *types.Info, x ast.Expr) bool {
+	if info == nil {
+		return true
+	}
+	t := info.TypeOf(x)
+	if t == nil {
+		return true
+	}
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, ok := t.(*types.Named)
+	if !ok || named.Obj().Pkg() == nil {
+		return false
+	}
+	return spanSide[named.Obj().Pkg().Path()+"."+named.Obj().Name()]
+}
 
 // pdataMethods are the methods of the pdata types a Span wraps, by the Span field that
 // holds each (Span, Resource, Scope): calling one through the field reads the raw span.
@@ -57,24 +84,24 @@ func methodNames(t reflect.Type) map[string]bool {
 	return out
 }
 
-// rawReads parses one Go file and reports, as "file:line: what", every raw read: a call
-// of Attributes(), Events() or Links(); a selector X.Pdata (the pdata span behind a
-// Span, or its ToolCall's or Invocation's); a pdata method called through a Span's field
-// (s.Span.Name(), s.Resource.Attributes(), s.Scope.Name()). The checks are syntactic (no
-// type information): a pdata span copied into a local variable and read there by another
-// method (sp.Name()) escapes them, but any read of its attributes, events or links is
-// found.
+// rawReads parses one Go file and reports its raw reads (scanRawReads) with no type
+// information: every call of Attributes(), Events() or Links() counts.
 func rawReads(fset *token.FileSet, name string, src any) ([]string, error) {
-	return scanRawReads(fset, name, src, false)
-}
-
-// scanRawReads is rawReads; writesAttributes skips the Attributes() calls (of a file in
-// attributeWritersAllowed).
-func scanRawReads(fset *token.FileSet, name string, src any, writesAttributes bool) ([]string, error) {
 	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 	if err != nil {
 		return nil, err
 	}
+	return scanRawReads(fset, f, nil), nil
+}
+
+// scanRawReads reports, as "file:line: what", every raw read of f: a call of Attributes(),
+// Events() or Links() on a span's side (spanSide, when info gives f's types); a selector
+// X.Pdata (the pdata span behind a Span, or its ToolCall's or Invocation's); a pdata method
+// called through a Span's field (s.Span.Name(), s.Resource.Attributes(), s.Scope.Name()).
+// The field checks are syntactic: a pdata span copied into a local variable and read there
+// by another method (sp.Name()) escapes them, but any read of its attributes, events or
+// links is found.
+func scanRawReads(fset *token.FileSet, f *ast.File, info *types.Info) []string {
 	var out []string
 	report := func(n ast.Node, what string) {
 		out = append(out, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), what))
@@ -86,7 +113,7 @@ func scanRawReads(fset *token.FileSet, name string, src any, writesAttributes bo
 			if !ok {
 				return true
 			}
-			if rawAccessors[sel.Sel.Name] && len(n.Args) == 0 && (sel.Sel.Name != "Attributes" || !writesAttributes) {
+			if rawAccessors[sel.Sel.Name] && len(n.Args) == 0 && readsSpan(info, sel.X) {
 				report(n, "calls ."+sel.Sel.Name+"()")
 				return false // one report per read, not another for its X.Pdata
 			}
@@ -107,7 +134,7 @@ func scanRawReads(fset *token.FileSet, name string, src any, writesAttributes bo
 		}
 		return true
 	})
-	return out, nil
+	return out
 }
 
 // isPdataSpan: the selector is X.Pdata, the pdata span behind a Span.
@@ -135,45 +162,36 @@ func moduleRoot(t *testing.T) string {
 	}
 }
 
-// rawReadsUnder scans every non-test Go file under root outside the exempt paths.
+// rawReadsUnder loads every package of the module at root with its types (non-test files)
+// and scans each file outside the exempt paths.
 func rawReadsUnder(t *testing.T, root string) []string {
 	t.Helper()
 	fset := token.NewFileSet()
+	pkgs, err := packages.Load(&packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+		Dir:  root, Fset: fset,
+	}, "./...")
+	require.NoError(t, err)
 	var found []string
 	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for _, pkg := range pkgs {
+		for _, e := range pkg.Errors {
+			t.Errorf("%s: %v", pkg.PkgPath, e)
 		}
-		rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "_build", "node_modules", "testdata", "vendor":
-				return filepath.SkipDir
+		for i, f := range pkg.Syntax {
+			rel := filepath.ToSlash(strings.TrimPrefix(pkg.CompiledGoFiles[i], root+string(filepath.Separator)))
+			if !strings.HasSuffix(rel, ".go") || slices.ContainsFunc(rawReadersAllowed, func(p string) bool { return strings.HasPrefix(rel, p) }) {
+				continue // cgo's generated files, and the exempt paths
 			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		for _, allowed := range rawReadersAllowed {
-			if strings.HasPrefix(rel, allowed) {
-				return nil
+			files++
+			for _, r := range scanRawReads(fset, f, pkg.TypesInfo) {
+				found = append(found, strings.TrimPrefix(r, root+string(filepath.Separator)))
 			}
 		}
-		files++
-		reads, err := scanRawReads(fset, path, nil, slices.Contains(attributeWritersAllowed, rel))
-		if err != nil {
-			return err
-		}
-		for _, r := range reads {
-			found = append(found, strings.TrimPrefix(r, root+string(filepath.Separator)))
-		}
-		return nil
-	})
-	require.NoError(t, err)
+	}
 	require.Greater(t, files, 20, "the scan found too few Go files under %s", root)
-	return found // WalkDir goes in lexical order, the inspection in source order
+	sort.Strings(found)
+	return found
 }
 
 // TestOnlyTheModelReadsRawSpans fails, naming file:line, when a package other than
@@ -185,7 +203,7 @@ func TestOnlyTheModelReadsRawSpans(t *testing.T) {
 	if root == "" {
 		root = moduleRoot(t)
 	}
-	for _, allowed := range append(slices.Clone(rawReadersAllowed), attributeWritersAllowed...) {
+	for _, allowed := range rawReadersAllowed {
 		_, err := os.Stat(filepath.Join(root, filepath.FromSlash(allowed)))
 		require.NoError(t, err, "exempt path %s is gone: drop it from rawReadersAllowed", allowed)
 	}
@@ -240,30 +258,63 @@ func fine() {
 	}, got)
 }
 
-// TestAttributeWritersAreCheckedForOtherReads: a file allowed to call Attributes() (on its
-// log records and data points) is still checked for every other raw read, a Span's whole
-// pdata Resource included (what the connector's records once copied).
-func TestAttributeWritersAreCheckedForOtherReads(t *testing.T) {
+// TestOutputAttributesAreNotSpanReads: with types, the Attributes() of what a component
+// builds (a log record's, a data point's) is not a raw read, the same call on a span is,
+// and the file is still checked for every other raw read, a Span's whole pdata Resource
+// included (what the connector's records once copied). Without types both Attributes()
+// calls count.
+func TestOutputAttributesAreNotSpanReads(t *testing.T) {
 	src := `package records
 
-func build() {
-	putResultAttributes(lr.Attributes(), r, e)
-	attrs(k, dp.Attributes())
+import (
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+)
+
+func build(g *agentgraph.Graph, e *agentgraph.Edge, s ptrace.Span, lr plog.LogRecord, dp pmetric.NumberDataPoint, rl plog.ResourceLogs) {
+	lr.Attributes().PutStr("k", "v")
+	dp.Attributes().PutStr("k", "v")
 	res := &g.Root.Span.Resource
 	g.RootSpan.Resource.CopyTo(rl.Resource())
 	name := e.To.Span.Pdata.Name()
 	evs := s.Events()
+	s.Attributes().PutStr("k", "v")
+	_, _, _ = res, name, evs
 }
 `
-	got, err := scanRawReads(token.NewFileSet(), "records.go", src, true)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "records.go", src, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	deps, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes},
+		"go.opentelemetry.io/collector/pdata/plog", "go.opentelemetry.io/collector/pdata/pmetric",
+		"go.opentelemetry.io/collector/pdata/ptrace", "github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph")
+	require.NoError(t, err)
+	byPath := map[string]*types.Package{}
+	for _, d := range deps {
+		require.Empty(t, d.Errors, d.PkgPath)
+		byPath[d.PkgPath] = d.Types
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	_, err = (&types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {
+		if p, ok := byPath[path]; ok {
+			return p, nil
+		}
+		return nil, fmt.Errorf("not loaded: %s", path)
+	})}).Check("records", fset, []*ast.File{f}, info)
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		"records.go:6:10: reads the pdata .Resource of a Span",
-		"records.go:7:2: calls the pdata method .Resource.CopyTo()",
-		"records.go:8:10: reads the pdata span .Pdata",
-		"records.go:9:9: calls .Events()",
-	}, got)
-	got, err = rawReads(token.NewFileSet(), "records.go", src)
-	require.NoError(t, err)
-	require.Len(t, got, 6, "without the exemption both Attributes() calls count: %v", got)
+		"records.go:14:10: reads the pdata .Resource of a Span",
+		"records.go:15:2: calls the pdata method .Resource.CopyTo()",
+		"records.go:16:10: reads the pdata span .Pdata",
+		"records.go:17:9: calls .Events()",
+		"records.go:18:2: calls .Attributes()",
+	}, scanRawReads(fset, f, info))
+	require.Len(t, scanRawReads(fset, f, nil), 7, "without types both output Attributes() calls count")
 }
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
