@@ -42,7 +42,6 @@ type shared struct {
 	engine *assertionexporter.Engine
 	tb     *metadata.TelemetryBuilder
 	self   selfAttrs
-	stamp  *stamper
 
 	mu sync.Mutex
 	// outputs are the attached instances; a batch is evaluated once for all of them.
@@ -94,7 +93,6 @@ func sharedFor(set connector.Settings, cfg *Config) (*shared, error) {
 	if s.tb, err = metadata.NewTelemetryBuilder(set.TelemetrySettings); err != nil {
 		return nil, err
 	}
-	s.stamp = &stamper{}
 	registry[cfg] = s
 	return s, nil
 }
@@ -157,7 +155,7 @@ func (o *output) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	verdicts := o.s.verdictsOf(ctx, td)
 	switch {
 	case o.traces != nil:
-		o.s.stamp.stamp(td, verdicts)
+		stampVerdicts(td, verdicts)
 		return o.traces.ConsumeTraces(ctx, td)
 	case o.logs != nil:
 		ld := buildLogs(verdicts, spanIDsIn(td), time.Now())

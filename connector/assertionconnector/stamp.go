@@ -8,15 +8,12 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 )
 
-// stamper writes verdicts onto the spans being forwarded.
-type stamper struct{}
-
-// stamp writes, in place, each trace's verdict on its root agent span (handoff.verdict,
+// stampVerdicts writes, in place, each trace's verdict on its root agent span (handoff.verdict,
 // handoff.verdict.failed, and handoff.verdict.pending when judge gradings are still to
 // come) and each result as a gen_ai.evaluation.result span event on its judged span, timed
 // at that span's end. It adds and removes no span and moves none. The model finds the
 // spans by id (agentgraph.SpansToMark); a span the batch does not hold is not marked.
-func (*stamper) stamp(td ptrace.Traces, verdicts []assertionexporter.TraceVerdict) {
+func stampVerdicts(td ptrace.Traces, verdicts []assertionexporter.TraceVerdict) {
 	if len(verdicts) == 0 {
 		return
 	}
