@@ -166,6 +166,7 @@ func (c *Config) Validate() error {
 // against the config file's folder before it validates).
 func (c *Config) validateFiles() []error {
 	var errs []error
+	reportFields := map[string]string{} // cleaned path: the first report field on it
 	for _, r := range []struct{ field, path string }{
 		{"reports.json_lines", c.Reports.JSONLines},
 		{"reports.junit", c.Reports.JUnit},
@@ -175,6 +176,13 @@ func (c *Config) validateFiles() []error {
 		if r.path == "" {
 			continue
 		}
+		// Each report rewrites its file at shutdown: two reports on one path would leave
+		// only the last one written.
+		if first, ok := reportFields[filepath.Clean(r.path)]; ok {
+			errs = append(errs, fmt.Errorf("%s: %s is also %s: each report needs a file of its own", r.field, r.path, first))
+			continue
+		}
+		reportFields[filepath.Clean(r.path)] = r.field
 		if err := CheckReportPath(r.path); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.field, err))
 		}

@@ -153,6 +153,13 @@ func TestInvalidConfigs(t *testing.T) {
 		"invalid_eval_timeout.yaml":     "eval_timeout: must be positive and at most 10s, got 0s",
 		"invalid_shutdown_timeout.yaml": "shutdown_timeout: must be positive and at most 30s",
 		"invalid_judge_queue_size.yaml": "judge.queue_size: must be between 1 and 100000, got 0",
+		// A place that can never hold a value (agentgraph.Chains.Validate, walked by confmap).
+		"invalid_chains.yaml": "chains: role[0]: an empty place: name an attribute key\n" +
+			`input[0]: "event:foo": an event place is event:NAME:KEY (attribute KEY of the first event NAME)`,
+		// Checked with no judge too: the exporter's redaction policy compiles it.
+		"invalid_judge_redact_without_judge.yaml": "judge.redact[0]: error parsing regexp: missing closing ): `(x`",
+		"invalid_reports_same_file.yaml": "reports.junit: report.out is also reports.json_lines: each report needs a file of its own\n" +
+			"reports.markdown: ./report.out is also reports.json_lines: each report needs a file of its own",
 	}
 	for file, want := range tests {
 		t.Run(file, func(t *testing.T) {

@@ -9,7 +9,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter"
 
+	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
@@ -149,7 +153,16 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 	// Compiled without a judge: nothing here calls one (judged parts end skipped).
 	ev, err := rules.Compile(ecfg.Cases, rules.Options{Defaults: ecfg.Defaults, CostLimit: ecfg.EvalCostLimit, Rubrics: ecfg.Rubrics})
 	if err != nil {
-		printError(stderr, fmt.Errorf("exporters.%s: %w", c.expID, err))
+		printError(stderr, fmt.Errorf("%s.%s: %w", c.section, c.expID, err))
+		return exitUsage
+	}
+	// Made as replay makes it, not started: what only the component checks (the judge's
+	// key in the environment, the judge's redaction patterns) fails here too.
+	if _, err := assertionexporter.CreateTracesWithResults(exporter.Settings{
+		ID: mustID(c.expID), TelemetrySettings: componenttest.NewNopTelemetrySettings(),
+		BuildInfo: component.NewDefaultBuildInfo(),
+	}, ecfg, nil); err != nil {
+		printError(stderr, fmt.Errorf("%s.%s: %w", c.section, c.expID, err))
 		return exitUsage
 	}
 	printLine(stdout, "handoffcheck: %s is valid: processors.%s, %s.%s, %s", o.config, c.procID,

@@ -137,6 +137,19 @@ func TestValidateErrors(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "missing.yaml")
 
+	// What only the exporter checks when it is made fails validate as it fails replay: a
+	// judge key missing from the environment, a judge redaction pattern without a judge.
+	code, _, errOut = runCmd(t, "validate", "--config", config(t, passing+`
+    judge: {endpoint: 'http://127.0.0.1:1/v1', model: m, api_key_env: HANDOFFCHECK_UNSET_JUDGE_KEY}
+`))
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "exporters.assertion: judge.api_key_env: environment variable HANDOFFCHECK_UNSET_JUDGE_KEY is not set or empty")
+	code, _, errOut = runCmd(t, "validate", "--config", config(t, passing+`
+    judge: {redact: ['(x']}
+`))
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "judge.redact[0]: error parsing regexp")
+
 	// A judged config with its reports: validated, nothing graded, nothing written.
 	srv := judgetest.New(t, judgetest.Always(judgetest.Pass))
 	md, junit := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.xml")

@@ -110,7 +110,8 @@ func (c Config) Enabled() bool { return c.Endpoint != "" }
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate checks the config; errors name the field under prefix (e.g. "judge"). Without
-// an endpoint (no judge) only api_key_env is checked.
+// an endpoint (no judge) only api_key_env and redact are checked: the exporter compiles
+// redact into its redaction policy whether a judge is configured or not.
 func (c Config) Validate(prefix string) error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
@@ -119,6 +120,9 @@ func (c Config) Validate(prefix string) error {
 	if c.APIKeyEnv != "" && !envName.MatchString(c.APIKeyEnv) {
 		// Never echo the value: it may be the key pasted in by mistake.
 		bad("api_key_env", "must name an environment variable (e.g. OPENAI_API_KEY) that holds the key, not the key itself")
+	}
+	if err := redact.ValidatePatterns(prefix+".redact", c.Redact); err != nil {
+		errs = append(errs, err)
 	}
 	if !c.Enabled() {
 		return errors.Join(errs...)
@@ -161,9 +165,6 @@ func (c Config) Validate(prefix string) error {
 	}
 	if c.MaxContentBytes < 64 {
 		bad("max_content_bytes", "must be at least 64, got %d", c.MaxContentBytes)
-	}
-	if err := redact.ValidatePatterns(prefix+".redact", c.Redact); err != nil {
-		errs = append(errs, err)
 	}
 	switch c.ResponseFormat {
 	case FormatJSONSchema, FormatJSONObject, FormatNone:
