@@ -80,8 +80,9 @@ func (c Config) Validate() error {
 		if strings.TrimSpace(m.Model) == "" {
 			errs = append(errs, fmt.Errorf("%s.model: must name the model", at))
 		}
-		key := strings.ToLower(m.Provider) + "\x00" + strings.ToLower(m.Model)
-		if j, dup := seen[key]; dup && m.Model != "" {
+		// As Compile matches them: trimmed and lower-cased.
+		key := strings.ToLower(strings.TrimSpace(m.Provider)) + "\x00" + strings.ToLower(strings.TrimSpace(m.Model))
+		if j, dup := seen[key]; dup && strings.TrimSpace(m.Model) != "" {
 			errs = append(errs, fmt.Errorf("%s.model: %q (provider %q) is already priced by models[%d]", at, m.Model, m.Provider, j))
 		}
 		seen[key] = i

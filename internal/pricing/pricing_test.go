@@ -99,12 +99,18 @@ func TestConfigValidate(t *testing.T) {
 		{Model: "a", Output: f(1)},
 		{Model: "b", Input: f(-1), Output: f(math.Inf(1))},
 		{Model: "B", Input: f(1), Output: f(1)},
+		// Compile trims what it matches: "c " and " C" are one model.
+		{Model: "c ", Provider: "openai", Input: f(1), Output: f(1)},
+		{Model: " C", Provider: "OpenAI ", Input: f(2), Output: f(2)},
+		{Model: "  ", Input: f(1), Output: f(1)},
 	}}.Validate()
 	require.EqualError(t, err, "models[0].model: must name the model\n"+
 		"models[1].input_usd_per_mtok: must be set\n"+
 		"models[2].input_usd_per_mtok: must be a finite price of 0 or more, got -1\n"+
 		"models[2].output_usd_per_mtok: must be a finite price of 0 or more, got +Inf\n"+
-		`models[3].model: "B" (provider "") is already priced by models[2]`)
+		`models[3].model: "B" (provider "") is already priced by models[2]`+"\n"+
+		`models[5].model: " C" (provider "OpenAI ") is already priced by models[4]`+"\n"+
+		"models[6].model: must name the model")
 }
 
 func TestTiersAndDates(t *testing.T) {
