@@ -1,5 +1,11 @@
 package agentgraph
 
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
 // A fallback chain is an ordered list of places to look for one normalized field; the first
 // place that holds a usable value wins and is recorded as the value's source. A place is
 //
@@ -189,4 +195,80 @@ func (c Chains) withDefaults() Chains {
 	fill(&c.CacheReadTokens, d.CacheReadTokens)
 	fill(&c.CacheWriteTokens, d.CacheWriteTokens)
 	return c
+}
+
+// Validate checks every place of every configured chain, naming the chain and the place
+// (input[2]): a place that can never hold a value is a config mistake that would otherwise
+// read as "not found" on every span. The collector's config validation calls it for the
+// chains of the processor, the exporter and the connector.
+func (c Chains) Validate() error {
+	var errs []error
+	for _, f := range c.fields() {
+		kind := textPlaces
+		switch f.key {
+		case "role":
+			kind = keyPlaces
+		case "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost":
+			kind = numberPlaces
+		}
+		for i, place := range f.chain {
+			if err := checkPlace(place, kind); err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d]: %w", f.key, i, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// The place forms a chain reads (see Chain).
+const (
+	textPlaces   = iota // KEY, event:NAME:KEY, llm:PLACE, KEY#a.b, PREFIX.*
+	numberPlaces        // KEY, KEY#FIELD (token and cost chains)
+	keyPlaces           // KEY (role)
+)
+
+// forms says which forms a chain of a kind other than textPlaces takes.
+var forms = [...]string{
+	numberPlaces: "token and cost chains take KEY and KEY#FIELD only",
+	keyPlaces:    "role takes attribute keys only",
+}
+
+func checkPlace(place string, kind int) error {
+	if strings.TrimSpace(place) == "" {
+		return errors.New("an empty place: name an attribute key")
+	}
+	rest := place
+	if r, ok := strings.CutPrefix(place, "llm:"); ok {
+		if kind != textPlaces {
+			return fmt.Errorf("%q: %s", place, forms[kind])
+		}
+		if strings.TrimSpace(r) == "" {
+			return fmt.Errorf("%q: llm: needs the place to read on the LLM child, e.g. llm:gen_ai.input.messages", place)
+		}
+		rest = r
+	}
+	if ev, ok := strings.CutPrefix(rest, "event:"); ok {
+		if kind != textPlaces {
+			return fmt.Errorf("%q: %s", place, forms[kind])
+		}
+		if name, key, ok := strings.Cut(ev, ":"); !ok || name == "" || key == "" {
+			return fmt.Errorf("%q: an event place is event:NAME:KEY (attribute KEY of the first event NAME)", place)
+		}
+		return nil
+	}
+	if strings.HasSuffix(rest, ".*") && kind == textPlaces {
+		if rest == ".*" {
+			return fmt.Errorf("%q: a flattened place is PREFIX.* (keys PREFIX.0..., PREFIX.1...)", place)
+		}
+		return nil
+	}
+	if key, path, ok := strings.Cut(rest, "#"); ok {
+		switch {
+		case kind == keyPlaces:
+			return fmt.Errorf("%q: %s", place, forms[kind])
+		case key == "" || path == "":
+			return fmt.Errorf("%q: a JSON place is KEY#FIELD (KEY#a.b in text chains): the attribute key, then the field", place)
+		}
+	}
+	return nil
 }
