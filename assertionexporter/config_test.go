@@ -238,13 +238,3 @@ func TestConfigValueFromEnv(t *testing.T) {
 	conf := confmap.NewFromStringMap(map[string]any{"judge": map[string]any{"model": 4}})
 	require.ErrorContains(t, conf.Unmarshal(createDefaultConfig()), "judge.model: must be a string, got 4")
 }
-
-func TestSuggest(t *testing.T) {
-	names := []string{"maxDepth", "maxInvocations", "minInvocations", "maxTokens", "agentName"}
-	for key, want := range map[string]string{
-		"maxDepht": "maxDepth", "max_invocations": "maxInvocations", "MaxTokens": "maxTokens",
-		"agent": "", "minInvocation": "minInvocations", "colour": "",
-	} {
-		require.Equal(t, want, suggest(key, names), key)
-	}
-}

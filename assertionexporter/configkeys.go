@@ -12,6 +12,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/otelcol-handoff/otelcol-handoff/internal/confcheck"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
 )
@@ -41,7 +42,7 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 // field's path, nested decoders' paths joined, with the expected kind in words.
 func plainDecodeError(err error) error {
 	if path, ute := unconvertible(err, ""); ute != nil {
-		return fmt.Errorf("%s: must be %s, got %s", path, kindWords(ute.Expected.Type()), describe(ute.Value))
+		return fmt.Errorf("%s: must be %s, got %s", path, kindWords(ute.Expected.Type()), confcheck.Describe(ute.Value))
 	}
 	return err
 }
@@ -120,7 +121,7 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 	case stepType:
 		m, ok := v.(map[string]any)
 		if !ok {
-			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(sortedFieldNames(stepFields), ", "), describe(v))
+			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(sortedFieldNames(stepFields), ", "), confcheck.Describe(v))
 			return
 		}
 		k.keys(path, m, stepFields)
@@ -130,7 +131,7 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(sortedFieldNames(fieldsOf(t)), ", "), describe(v))
+			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(sortedFieldNames(fieldsOf(t)), ", "), confcheck.Describe(v))
 			return
 		}
 		k.keys(path, m, fieldsOf(t))
@@ -140,7 +141,7 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 		}
 		list, ok := v.([]any)
 		if !ok {
-			k.bad(path, "must be a list, got %s", describe(v))
+			k.bad(path, "must be a list, got %s", confcheck.Describe(v))
 			return
 		}
 		for i, item := range list {
@@ -149,7 +150,7 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 	case reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
-			k.bad(path, "must be a map, got %s", describe(v))
+			k.bad(path, "must be a map, got %s", confcheck.Describe(v))
 			return
 		}
 		for _, key := range sortedMapKeys(m) {
@@ -161,25 +162,25 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 		case bool, int, int64, uint64, float64:
 			// May come from ${env:...} (whose text a string field keeps): the decoder decides.
 		default:
-			k.bad(path, "must be a string, got %s", describe(v))
+			k.bad(path, "must be a string, got %s", confcheck.Describe(v))
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			k.bad(path, "must be true or false, got %s", describe(v))
+			k.bad(path, "must be true or false, got %s", confcheck.Describe(v))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if _, ok := wholeNumber(v); !ok {
-			k.bad(path, "must be a whole number, got %s", describe(v))
+			k.bad(path, "must be a whole number, got %s", confcheck.Describe(v))
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if n, ok := wholeNumber(v); !ok || n < 0 {
-			k.bad(path, "must be a whole number, at least 0, got %s", describe(v))
+			k.bad(path, "must be a whole number, at least 0, got %s", confcheck.Describe(v))
 		}
 	case reflect.Float32, reflect.Float64:
 		switch v.(type) {
 		case int, int64, uint64, float64:
 		default:
-			k.bad(path, "must be a number, got %s", describe(v))
+			k.bad(path, "must be a number, got %s", confcheck.Describe(v))
 		}
 	}
 }
@@ -189,12 +190,7 @@ func (k *keyChecker) keys(path string, m map[string]any, fields map[string]refle
 	for _, key := range sortedMapKeys(m) {
 		ft, ok := fields[key]
 		if !ok {
-			names := sortedFieldNames(fields)
-			if s := suggest(key, names); s != "" {
-				k.bad(join(path, key), "unknown key, did you mean %s?", s)
-			} else {
-				k.bad(join(path, key), "unknown key (valid keys: %s)", strings.Join(names, ", "))
-			}
+			k.errs = append(k.errs, confcheck.UnknownKey(join(path, key), sortedFieldNames(fields)))
 			continue
 		}
 		k.value(join(path, key), m[key], ft)
@@ -203,17 +199,8 @@ func (k *keyChecker) keys(path string, m map[string]any, fields map[string]refle
 
 // duration: a Go duration string (5s, 250ms); a bare 0 is zero.
 func (k *keyChecker) duration(path string, v any) {
-	switch v := v.(type) {
-	case string:
-		if _, err := time.ParseDuration(v); err != nil {
-			k.bad(path, "must be a duration such as 5s or 250ms, got %q", v)
-		}
-	case int, int64, uint64, float64:
-		if n, ok := wholeNumber(v); !ok || n != 0 {
-			k.bad(path, "must be a duration with a unit, such as 5s or 250ms, got %v", v)
-		}
-	default:
-		k.bad(path, "must be a duration such as 5s or 250ms, got %s", describe(v))
+	if err := confcheck.Duration(path, v); err != nil {
+		k.errs = append(k.errs, err)
 	}
 }
 
@@ -231,11 +218,11 @@ func (k *keyChecker) toolCall(path string, v any) {
 			switch expr.(type) {
 			case nil, string, bool, int, int64, uint64, float64:
 			default:
-				k.bad(join(path, tool), "the expression must be a string, got %s", describe(expr))
+				k.bad(join(path, tool), "the expression must be a string, got %s", confcheck.Describe(expr))
 			}
 		}
 	default:
-		k.bad(path, "must be a tool name or a one-key map `tool: expression`, got %s", describe(v))
+		k.bad(path, "must be a tool name or a one-key map `tool: expression`, got %s", confcheck.Describe(v))
 	}
 }
 
@@ -243,14 +230,14 @@ func (k *keyChecker) toolCall(path string, v any) {
 func (k *keyChecker) children(path string, v any) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		k.bad(path, "must be a map from agent name to assertions, got %s", describe(v))
+		k.bad(path, "must be a map from agent name to assertions, got %s", confcheck.Describe(v))
 		return
 	}
 	for _, name := range sortedMapKeys(m) {
 		spec := m[name]
 		if _, ok := spec.(map[string]any); !ok && spec != nil {
 			k.bad(join(path, name), "must be a map of assertions (%s), got %s",
-				strings.Join(sortedFieldNames(fieldsOf(childSpecType)), ", "), describe(spec))
+				strings.Join(sortedFieldNames(fieldsOf(childSpecType)), ", "), confcheck.Describe(spec))
 			continue
 		}
 		k.value(join(path, name), spec, childSpecType)
@@ -289,54 +276,6 @@ func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-// suggest is the valid key nearest to key: the same but for case and separators
-// (max_invocations, MaxInvocations), else the closest by edit distance (a transposition is
-// one edit) within about one edit in five characters.
-func suggest(key string, names []string) string {
-	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
-	for _, n := range names {
-		if norm(n) == norm(key) {
-			return n
-		}
-	}
-	best, bestD := "", math.MaxInt
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if bestD <= 1+len(key)/5 {
-		return best
-	}
-	return ""
-}
-
-// editDistance is the optimal string alignment distance (Levenshtein plus adjacent
-// transpositions) between a and b, over bytes (keys are ASCII).
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
-}
-
 // wholeNumber is v as an integer when it is one (YAML gives int; 3.0 counts).
 func wholeNumber(v any) (float64, bool) {
 	switch n := v.(type) {
@@ -350,21 +289,6 @@ func wholeNumber(v any) (float64, bool) {
 		return n, n == math.Trunc(n) && !math.IsInf(n, 0)
 	}
 	return 0, false
-}
-
-// describe renders a user's value for a message: strings quoted, lists and maps by kind.
-func describe(v any) string {
-	switch v := v.(type) {
-	case string:
-		return fmt.Sprintf("%q", v)
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a map"
-	case nil:
-		return "nothing"
-	}
-	return fmt.Sprint(v)
 }
 
 // kindWords names what a Go type takes, in the words of the walk's messages.

@@ -3,6 +3,7 @@ package handoffprocessor
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/confcheck"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/pricing"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
 )
@@ -111,7 +113,24 @@ type ContentConfig struct {
 	_ struct{}
 }
 
-var _ confmap.Validator = (*Config)(nil)
+var (
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
+)
+
+// Unmarshal refuses a duration given as a bare number (any duration key, nested ones too)
+// before decoding: confmap reads `shutdown_timeout: 10` as 10ns, which passes Validate and
+// drops every buffered trace at shutdown. The rest is confmap's own decoding over c (the
+// factory's defaults), unknown keys refused as before.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := confcheck.Durations(conf.ToStringMap(), reflect.TypeFor[Config]()); err != nil {
+		return err
+	}
+	// No Unmarshal method, so decoding does not come back here. Named config because the
+	// decoder names the top level by its type: 'handoffprocessor.config' has invalid keys.
+	type config Config
+	return conf.Unmarshal((*config)(c))
+}
 
 // Validate checks every field and reports all problems at once.
 func (c *Config) Validate() error {

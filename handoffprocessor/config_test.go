@@ -1,7 +1,11 @@
 package handoffprocessor
 
 import (
+	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,4 +100,78 @@ func TestInvalidConfigs(t *testing.T) {
 			configtest.RequireInvalid(t, filepath.Join("testdata", file), createDefaultConfig(), want)
 		})
 	}
+}
+
+// TestDurationsNeedAUnit: a bare number is nanoseconds to confmap (`shutdown_timeout: 10`
+// dropped every buffered trace at shutdown), so it is refused at load time, naming the key;
+// a bare 0 is zero (left to Validate).
+func TestDurationsNeedAUnit(t *testing.T) {
+	tests := map[string]string{
+		"shutdown_timeout: 10": "shutdown_timeout: must be a duration with a unit, such as 5s or 250ms, got 10",
+		"quiet_period: 2":      "quiet_period: must be a duration with a unit, such as 5s or 250ms, got 2",
+		"max_wait: 30":         "max_wait: must be a duration with a unit, such as 5s or 250ms, got 30",
+		"max_wait: 1.5":        "max_wait: must be a duration with a unit, such as 5s or 250ms, got 1.5",
+		`quiet_period: "2"`:    `quiet_period: must be a duration such as 5s or 250ms, got "2"`,
+		"quiet_period: soon":   `quiet_period: must be a duration such as 5s or 250ms, got "soon"`,
+		"shutdown_timeout: 0":  "shutdown_timeout must be greater than 0",
+		"quiet_period: 2\nmax_wait: 30": "max_wait: must be a duration with a unit, such as 5s or 250ms, got 30\n" +
+			"quiet_period: must be a duration with a unit, such as 5s or 250ms, got 2",
+	}
+	for doc, want := range tests {
+		t.Run(doc, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(doc+"\n"), 0o600))
+			configtest.RequireInvalid(t, path, NewFactory().CreateDefaultConfig(), want)
+		})
+	}
+}
+
+// TestEveryDurationKeyNeedsAUnit: every time.Duration field of Config, nested sections
+// included, refuses a bare number, so a duration key added later cannot miss the check.
+func TestEveryDurationKeyNeedsAUnit(t *testing.T) {
+	paths := durationPaths(reflect.TypeFor[Config](), nil)
+	require.Subset(t, paths, [][]string{{"quiet_period"}, {"max_wait"}, {"shutdown_timeout"}})
+	for _, p := range paths {
+		key := strings.Join(p, ".")
+		t.Run(key, func(t *testing.T) {
+			var raw any = 10
+			for i := len(p) - 1; i >= 0; i-- {
+				raw = map[string]any{p[i]: raw}
+			}
+			cfg := NewFactory().CreateDefaultConfig()
+			err := confmap.NewFromStringMap(raw.(map[string]any)).Unmarshal(cfg)
+			require.ErrorContains(t, err, key+": must be a duration with a unit, such as 5s or 250ms, got 10")
+		})
+	}
+}
+
+// durationPaths lists the key paths of the time.Duration fields of the struct type t.
+func durationPaths(t reflect.Type, prefix []string) [][]string {
+	var out [][]string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		path := append(slices.Clone(prefix), name)
+		switch {
+		case f.Type == reflect.TypeFor[time.Duration]():
+			out = append(out, path)
+		case f.Type.Kind() == reflect.Struct:
+			out = append(out, durationPaths(f.Type, path)...)
+		}
+	}
+	return out
+}
+
+// TestUnmarshalKeepsDefaults: the config's own Unmarshal decodes over the factory's
+// defaults, so keys left out keep them.
+func TestUnmarshalKeepsDefaults(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"quiet_period": "5s", "release": map[string]any{"max_batch_spans": 10}}).Unmarshal(cfg))
+	want := createDefaultConfig().(*Config)
+	want.QuietPeriod = 5 * time.Second
+	want.Release.MaxBatchSpans = 10
+	require.Equal(t, want, cfg)
 }

@@ -65,6 +65,7 @@ func (t *telemetry) start(numTraces int) {
 	t.tb.ProcessorHandoffTracesDroppedOnShutdown.Add(ctx, 0)
 	t.tb.ProcessorHandoffSpansDroppedOnShutdown.Add(ctx, 0)
 	t.tb.ProcessorHandoffInvalidTraceIDSpans.Add(ctx, 0)
+	t.tb.ProcessorHandoffUndecodableSpans.Add(ctx, 0)
 	for _, opt := range resolvedBy {
 		t.tb.ProcessorHandoffResolvedLinks.Add(ctx, 0, opt)
 	}

@@ -3,11 +3,15 @@ package assertionconnector
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-handoff/otelcol-handoff/assertionexporter"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/confcheck"
 )
 
 // Config configures the assertion connector. The assertion keys (cases, defaults, judge,
@@ -40,10 +44,22 @@ type ownKeys struct {
 	MaxAgents            int           `mapstructure:"max_agents"`
 }
 
+// validKeys are the connector's top-level keys: the exporter's and its own.
+var validKeys = confcheck.Keys(reflect.TypeFor[Config]())
+
 // Unmarshal hands the assertion keys to the exporter's Unmarshal (which names unknown keys
 // by their path, with a did-you-mean) and decodes the connector's own keys beside them.
+// Unknown top-level keys are reported here, against every key of the connector: the
+// exporter would list and suggest only its own. All problems are reported at once.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	raw := conf.ToStringMap()
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if !slices.Contains(validKeys, k) {
+			errs = append(errs, confcheck.UnknownKey(k, validKeys))
+			delete(raw, k)
+		}
+	}
 	own := map[string]any{}
 	for _, k := range []string{"metrics_flush_interval", "max_agents"} {
 		if v, ok := raw[k]; ok {
@@ -51,7 +67,14 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 			delete(raw, k)
 		}
 	}
+	// Checked before decoding: confmap reads a bare 15 as 15ns and truncates 2.5 to 2.
+	errs = append(errs,
+		confcheck.Duration("metrics_flush_interval", own["metrics_flush_interval"]),
+		confcheck.WholeNumber("max_agents", own["max_agents"]))
 	if err := c.Assertions.Unmarshal(confmap.NewFromStringMap(raw)); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	keys := ownKeys{MetricsFlushInterval: c.MetricsFlushInterval, MaxAgents: c.MaxAgents}
@@ -66,6 +89,9 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 const (
 	defaultMetricsFlushInterval = 15 * time.Second
 	defaultMaxAgents            = 100
+	// minMetricsFlushInterval: each flush builds and sends every series; a shorter interval
+	// is a typo (15ms for 15s), and would keep a core busy.
+	minMetricsFlushInterval = time.Second
 	// maxMaxAgents keeps the per-agent series (a handful of histograms per agent and per
 	// agent pair) within what a Prometheus instance takes without notice.
 	maxMaxAgents = 10000
@@ -75,8 +101,8 @@ const (
 // assertionexporter.Config.Validate, which confmap calls on the Assertions field.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.MetricsFlushInterval <= 0 {
-		errs = append(errs, fmt.Errorf("metrics_flush_interval: must be positive, got %s", c.MetricsFlushInterval))
+	if c.MetricsFlushInterval < minMetricsFlushInterval {
+		errs = append(errs, fmt.Errorf("metrics_flush_interval: must be at least %s, got %s", minMetricsFlushInterval, c.MetricsFlushInterval))
 	}
 	if c.MaxAgents <= 0 || c.MaxAgents > maxMaxAgents {
 		errs = append(errs, fmt.Errorf("max_agents: must be between 1 and %d, got %d", maxMaxAgents, c.MaxAgents))
