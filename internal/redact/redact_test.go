@@ -51,6 +51,18 @@ func TestDetectors(t *testing.T) {
 		{"not a jwt", "eyJust.kidding.x", "eyJust.kidding.x"},
 		{"nothing", "the weather in Paris is 18C", "the weather in Paris is 18C"},
 		{"invalid UTF-8 kept", "a\xff4111111111111111\xfe", "a\xff[REDACTED:card]\xfe"},
+		// Encoded text (a JSON attribute, a Go-quoted message): an escape's last letter is no
+		// word the secret belongs to.
+		{"card after an escaped newline", `"refused:\n4111 1111 1111 1111"`, `"refused:\n[REDACTED:card]"`},
+		{"key after an escaped tab", `{"e":"\t` + testSK + `"}`, `{"e":"\t[REDACTED:api_key]"}`},
+		{"bearer after an escaped newline", `"hdr\nBearer tok19.abcdefGHIJ-123"`, `"hdr\n[REDACTED:bearer]"`},
+		{"aws key after a unicode escape", `"\u201c` + testAWS + `\u201d"`, `"\u201c[REDACTED:api_key]\u201d"`},
+		{"card after a hex escape", `"\xa04111111111111111"`, `"\xa0[REDACTED:card]"`},
+		{"word after an escape kept", `"\nBearer authentication\tsk-learn-pipeline"`, `"\nBearer authentication\tsk-learn-pipeline"`},
+		{"email after escapes", `"\nuser81@example.com \u201cjane@example.org"`, `"\n[REDACTED:email] \u201c[REDACTED:email]"`},
+		{"card cut after a separator", `"paid with 4111 1111 1111 …"`, `"paid with [REDACTED:card] …"`},
+		{"card cut after a dash", `"4111-1111-…"`, `"[REDACTED:card]-…"`},
+		{"short number cut after a separator kept", `"total 1234 567 …"`, `"total 1234 567 …"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			require.Equal(t, tt.want, Default().Redact(tt.in))

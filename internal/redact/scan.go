@@ -36,6 +36,7 @@ const (
 	cAlnum = 1 << iota // a letter or digit: no detector starts right after one
 	cStart             // an enabled detector may start here, at the start of a word
 	cAt                // an @, around which an email may stand (enabled)
+	cEsc               // a backslash: an escape in encoded text, which ends a word
 )
 
 // classes holds, for each set of enabled detectors, every byte's class: the bytes at which
@@ -66,6 +67,9 @@ var classes = func() (t [1 << 5][256]uint8) {
 		if uint8(enabled)&bitEmail != 0 {
 			c['@'] |= cAt
 		}
+		if enabled != 0 {
+			c['\\'] |= cEsc
+		}
 	}
 	return t
 }()
@@ -84,9 +88,15 @@ func scan(s string, enabled uint8, out []span) []span {
 	var prev uint8 // class of s[i-1]; none before the text
 	for i := 0; i < len(s); {
 		k := tab[s[i]]
-		if k&^((prev&cAlnum)<<1)&(cStart|cAt) == 0 {
+		if k&^((prev&cAlnum)<<1)&(cStart|cAt|cEsc) == 0 {
 			prev = k
 			i++
+			continue
+		}
+		if k&cEsc != 0 {
+			// Content is often redacted as encoded text: an escape (\n, \u00a0) separates
+			// words, so what follows it starts one ("\n4111 ...", "\u201csk-...").
+			prev, i = 0, i+escapeLen(s, i)
 			continue
 		}
 		next := i + 1
@@ -120,6 +130,24 @@ func scan(s string, enabled uint8, out []span) []span {
 	}
 	return out
 }
+
+// escapeLen is the length of the JSON or Go escape at s[i] (a backslash): \n 2, \xHH 4,
+// \uHHHH 6; 1 when none.
+func escapeLen(s string, i int) int {
+	switch {
+	case i+1 >= len(s):
+		return 1
+	case s[i+1] == 'x' && i+3 < len(s) && isHex(s[i+2]) && isHex(s[i+3]):
+		return 4
+	case s[i+1] == 'u' && i+5 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]):
+		return 6
+	case strings.IndexByte("abfnrtv\\\"/'", s[i+1]) >= 0:
+		return 2
+	}
+	return 1
+}
+
+func isHex(c byte) bool { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') }
 
 func lastEnd(out []span) int {
 	if len(out) == 0 {
@@ -206,7 +234,9 @@ func cardGroups(s string, i int, out []span) ([]span, int) {
 			masked = best + 1
 		}
 	}
-	if masked < len(groups) && cutAt(s, runEnd) {
+	// Cut at the ellipsis, or just before it after a group separator ("4111 1111 1111 …").
+	cut := cutAt(s, runEnd) || (runEnd+1 < len(s) && (s[runEnd] == ' ' || s[runEnd] == '-') && cutAt(s, runEnd+1))
+	if masked < len(groups) && cut {
 		n := 0
 		for _, g := range groups[masked:] {
 			n += g[1] - g[0]
@@ -254,6 +284,9 @@ func email(s string, at, floor int) (start, end int, ok bool) {
 	start = at
 	for start > floor && at-start < 64 && isLocal(s[start-1]) {
 		start--
+	}
+	if start > floor && s[start-1] == '\\' {
+		start += escapeLen(s, start-1) - 1 // "\nuser@...": the escape is not the address's
 	}
 	for start < at && s[start] == '.' {
 		start++
