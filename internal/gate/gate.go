@@ -39,8 +39,8 @@ type Config struct {
 	_ struct{}
 }
 
-// PairConfig is a pair's thresholds. From or To may be left empty to match any agent
-// (e.g. only To: thresholds per receiver type).
+// PairConfig is a pair's thresholds. From or To may be left empty, or set to "*", to
+// match any agent (e.g. only To: thresholds per receiver type).
 type PairConfig struct {
 	From       string             `mapstructure:"from"`
 	To         string             `mapstructure:"to"`
@@ -89,8 +89,8 @@ func (c Config) Validate(prefix string) error {
 	labels := map[string]bool{}
 	for i, p := range c.Pairs {
 		at := fmt.Sprintf("%s.pairs[%d]", prefix, i)
-		if p.From == "" && p.To == "" {
-			errs = append(errs, fmt.Errorf("%s: set from, to or both", at))
+		if anyAgent(p.From) == "" && anyAgent(p.To) == "" {
+			errs = append(errs, fmt.Errorf("%s: set from, to or both (\"*\" matches any agent; thresholds for every pair go under default)", at))
 		}
 		if len(p.Thresholds) == 0 {
 			errs = append(errs, fmt.Errorf("%s.thresholds: set at least one axis", at))
@@ -125,6 +125,18 @@ func pairLabel(from, to string) string {
 	return from + " -> " + to
 }
 
+// wildcard is the pair side that matches any agent, as written in a config.
+const wildcard = "*"
+
+// anyAgent normalises a pair side: "*" is the wildcard, like an empty side (validation
+// and matching must agree on it).
+func anyAgent(side string) string {
+	if side == wildcard {
+		return ""
+	}
+	return side
+}
+
 // Set is a compiled Config.
 type Set struct {
 	def        map[string]float64
@@ -138,7 +150,12 @@ func Compile(c Config) (*Set, error) {
 	if err := c.Validate("gates"); err != nil {
 		return nil, err
 	}
-	gs := &Set{def: c.Default, pairs: c.Pairs, minSamples: max(1, c.MinSamples), window: c.Window}
+	// Normalised once: pairFor and the labels then see "*" as the empty side.
+	pairs := make([]PairConfig, len(c.Pairs))
+	for i, p := range c.Pairs {
+		pairs[i] = PairConfig{From: anyAgent(p.From), To: anyAgent(p.To), Thresholds: p.Thresholds}
+	}
+	gs := &Set{def: c.Default, pairs: pairs, minSamples: max(1, c.MinSamples), window: c.Window}
 	if gs.window.Size == 0 {
 		gs.window.Size = defaultWindowSize
 	}

@@ -92,3 +92,33 @@ func TestGateConfigErrors(t *testing.T) {
 	}
 	require.NoError(t, DefaultConfig().Validate("gates"))
 }
+
+// TestGateStarIsWildcard: "*" on a side matches any agent, as an empty side does (and as
+// Validate already took it: {from: "*", to: b} and {to: b} are the same pair).
+func TestGateStarIsWildcard(t *testing.T) {
+	cfg := Config{MinSamples: 1, Pairs: []PairConfig{
+		{From: "*", To: "critic", Thresholds: map[string]float64{rubric.Integration: 0.95}},
+		{From: "planner", To: "*", Thresholds: map[string]float64{rubric.Scope: 0.5}},
+	}}
+	gs, err := Compile(cfg)
+	require.NoError(t, err)
+	th, ok := gs.Threshold("writer", "critic", rubric.Integration)
+	require.True(t, ok, "from * matches any sender")
+	require.Equal(t, 0.95, th)
+	th, ok = gs.Threshold("planner", "researcher", rubric.Scope)
+	require.True(t, ok, "to * matches any receiver")
+	require.Equal(t, 0.5, th)
+	_, ok = gs.Threshold("*", "researcher", rubric.Scope)
+	require.False(t, ok, "* is not an agent name")
+	require.Equal(t, "* -> critic", gs.bucket("writer", "critic"))
+	require.Equal(t, "planner -> *", gs.bucket("planner", "researcher"))
+	require.Equal(t, []string{"* -> critic", "planner -> *", "default"}, gs.Buckets())
+	require.Equal(t, "*", cfg.Pairs[0].From, "Compile leaves the caller's config as written")
+
+	require.EqualError(t, Config{Pairs: []PairConfig{
+		{From: "*", To: "b", Thresholds: map[string]float64{rubric.Scope: 0.5}},
+		{To: "b", Thresholds: map[string]float64{rubric.Scope: 0.6}},
+		{From: "*", To: "*", Thresholds: map[string]float64{rubric.Scope: 0.6}},
+	}}.Validate("gates"), "gates.pairs[1]: duplicate pair * -> b\n"+
+		`gates.pairs[2]: set from, to or both ("*" matches any agent; thresholds for every pair go under default)`)
+}
