@@ -5,6 +5,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/check"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/expect"
@@ -49,9 +50,9 @@ func validateCases(cases []CaseConfig, defaults TestFields, named map[string]str
 		}
 		// Only the case's own fields: inherited ones were checked once, at defaults.
 		errs = append(errs, expect.ValidateTestFields(where, c.TestFields)...)
-		stepIDs := map[string]bool{}
+		stepIDs := map[string]string{}
 		for _, id := range fields.StepIDs("") {
-			stepIDs[id] = true
+			stepIDs[id] = "a test-case field's id"
 		}
 		errs = append(errs, validateSteps(where, c.Steps, stepIDs, named)...)
 	}
@@ -60,7 +61,7 @@ func validateCases(cases []CaseConfig, defaults TestFields, named map[string]str
 
 // validateSteps checks a case's steps: each one's keys, unique ids, and one topology
 // source per case.
-func validateSteps(where string, list []StepConfig, stepIDs map[string]bool, named map[string]string) []error {
+func validateSteps(where string, list []StepConfig, stepIDs map[string]string, named map[string]string) []error {
 	var errs []error
 	sawTopology := false
 	sources := map[string]bool{}
@@ -72,10 +73,27 @@ func validateSteps(where string, list []StepConfig, stepIDs map[string]bool, nam
 	}
 	for j, s := range list {
 		at := fmt.Sprintf("%s.steps[%d]", where, j)
-		if id := s.ID(j); stepIDs[id] {
-			errs = append(errs, fmt.Errorf("%s.name: duplicate step name %q", at, id))
-		} else {
-			stepIDs[id] = true
+		// Every id a result is reported under, with the step's own: a rubric step's id.Axis
+		// ids share a namespace (and metric series) with the other steps' names.
+		id := s.ID(j)
+		ids := []string{id}
+		if r, ok := s.Kind.(check.ResultIDer); ok {
+			ids = append(ids, r.ResultIDs(id)...)
+		}
+		for _, rid := range ids {
+			if owner, dup := stepIDs[rid]; dup {
+				if rid == id {
+					errs = append(errs, fmt.Errorf("%s.name: duplicate step name %q (already %s)", at, rid, owner))
+				} else {
+					errs = append(errs, fmt.Errorf("%s.name: the id %q of the step's %s result is already %s", at, rid, strings.TrimPrefix(rid, id+"."), owner))
+				}
+				break
+			}
+		}
+		for _, rid := range ids {
+			if _, dup := stepIDs[rid]; !dup {
+				stepIDs[rid] = idOwner(j, id, rid)
+			}
 		}
 		errs = append(errs, s.validate(at, sawTopology, named)...)
 		t, ok := s.Kind.(*steps.TopologyStep)
@@ -95,6 +113,14 @@ func validateSteps(where string, list []StepConfig, stepIDs map[string]bool, nam
 		}
 	}
 	return errs
+}
+
+// idOwner names, in a duplicate-id error, what has the id rid of steps[j] (whose id is id).
+func idOwner(j int, id, rid string) string {
+	if rid == id {
+		return fmt.Sprintf("steps[%d]'s id", j)
+	}
+	return fmt.Sprintf("the id of steps[%d]'s %s result", j, strings.TrimPrefix(rid, id+"."))
 }
 
 // SpansFile is the file a case's topology reads (source FILE), or "" for a live case.

@@ -360,9 +360,7 @@ func (c *compiledCase) selects(tc *traceCache, base Result) (bool, *Result) {
 	}
 	val, _, err := c.when.Eval(tc.Ctx, tc.vars)
 	if err != nil {
-		r := base
-		r.Step, r.Action, r.Outcome = "when", "when", Error
-		r.Expected, r.Actual = c.cfg.When, "evaluation error"
+		r := c.whenError(base)
 		r.Message = "case condition failed to evaluate: " + err.Error()
 		if tc.Ctx.Err() != nil {
 			r.Message = context.Cause(tc.Ctx).Error() + ": case condition not decided: " + err.Error()
@@ -370,7 +368,22 @@ func (c *compiledCase) selects(tc *traceCache, base Result) (bool, *Result) {
 		return false, &r
 	}
 	selected, ok := val.Value().(bool)
-	return ok && selected, nil
+	if !ok {
+		// A dyn value (resource["k"]) type-checks as a condition but need not be a bool:
+		// an error, as a missing key is, never a silent deselection.
+		r := c.whenError(base)
+		r.Message = fmt.Sprintf("case condition failed to evaluate: it gave a %s, not a bool", val.Type().TypeName())
+		return false, &r
+	}
+	return selected, nil
+}
+
+// whenError is the error result of a case condition that could not decide.
+func (c *compiledCase) whenError(base Result) Result {
+	r := base
+	r.Step, r.Action, r.Outcome = "when", "when", Error
+	r.Expected, r.Actual = c.cfg.When, "evaluation error"
+	return r
 }
 
 // evaluateTestCase runs the seed-001 assertions on the trace's root agent, as one logical

@@ -15,7 +15,7 @@ import (
 
 // A seed-000 step is one check kind behind check.Kind, as tail_sampling's policies are:
 // each kind has its typed config (its own keys, decoded from the step's seed keys), its own
-// Validate, its compiled form and its evaluation in one file of internal/rules/steps. A new
+// ValidateKeys, its compiled form and its evaluation in one file of internal/rules/steps. A new
 // kind is a new file there and one line in its registry (docs/architecture.md).
 
 // NewStepKind returns an empty typed config of action (false when no kind has it).
@@ -172,7 +172,7 @@ func (s StepConfig) validate(at string, sawTopology bool, named map[string]strin
 	if _, ok := s.Kind.(check.DAGReader); ok && !sawTopology {
 		bad("action", "%s reads the DAG of an earlier ASSERT_AGENT_TOPOLOGY step; add one before it in this case", s.Action())
 	}
-	errs = append(errs, check.Prefixed(at, s.Kind.Validate())...)
+	errs = append(errs, check.Prefixed(at, s.Kind.ValidateKeys())...)
 	if n, ok := s.Kind.(check.NamedRubricUser); ok {
 		errs = append(errs, check.Prefixed(at, n.ValidateNamed(named))...)
 	}

@@ -171,7 +171,7 @@ func TestInvalidSpecs(t *testing.T) {
 		},
 		"step name clashes with a test-case id": {
 			yaml: "cases:\n- name: c\n  expected_result: 'true'\n  steps:\n  - action: ASSERT_AGENT_TOPOLOGY\n    name: expected_result\n",
-			want: "cases[0] (c).steps[0].name: duplicate step name \"expected_result\"",
+			want: "cases[0] (c).steps[0].name: duplicate step name \"expected_result\" (already a test-case field's id)",
 		},
 		"unknown key": {
 			yaml: "cases:\n- name: c\n  expected_resutl: status == \"completed\"\n",

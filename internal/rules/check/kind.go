@@ -4,10 +4,11 @@ package check
 type Kind interface {
 	// Action is the step's action key (ASSERT_AGENT_TOPOLOGY, ...).
 	Action() string
-	// Validate checks the step's own keys; each error starts with the key it is about
-	// ("maxDepth: must not be negative, got -1"). The case adds the step's path.
-	Validate() error
-	// Compile builds the step's evaluable form; errors start with the key, as Validate's.
+	// ValidateKeys checks the step's own keys; each error starts with the key it is about
+	// ("maxDepth: must not be negative, got -1"). The case adds the step's path. Not named
+	// Validate: confmap.Validate would call it again, with a path of its own.
+	ValidateKeys() error
+	// Compile builds the step's evaluable form; errors start with the key, as ValidateKeys'.
 	Compile(env Env) (Compiled, error)
 }
 
@@ -23,6 +24,11 @@ type Compiled interface {
 	// Evaluate appends the step's results on the trace to run.
 	Evaluate(run *Run, id string)
 }
+
+// ResultIDer is implemented by the kinds whose results are not under the step's id alone
+// (EXPECT_HANDOFF_RUBRICS: one per rubric, id.Axis): the ids they produce, so that a step
+// name cannot share one (and its metric series) with them.
+type ResultIDer interface{ ResultIDs(id string) []string }
 
 // ForeignKeyer is implemented by kinds that word their refusal of other kinds' keys.
 type ForeignKeyer interface{ ForeignKey(key string) string }

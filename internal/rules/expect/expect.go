@@ -1,6 +1,6 @@
 // Package expect holds the seed-001 test-case fields (expected_result, expected_tool_calls,
 // expected_tool_call_order, expected_no_tool_calls, expected_child_agents), one per file
-// (expect_*.go), each with its typed config, Validate, compiled form and evaluation, asserted
+// (expect_*.go), each with its typed config, ValidateField, compiled form and evaluation, asserted
 // on one logical agent over its runs (testcase_agent.go). The case engine (internal/rules)
 // compiles a case's fields (CompileFields) and evaluates them on the root agent
 // (TraceEval.Evaluate).
@@ -15,14 +15,15 @@ import (
 
 // A seed-001 test-case field is one check kind on an agent, as a step is: its typed config
 // (a field of AgentExpectations, decoded from the field's snake_case key) with its own
-// Validate, its compiled form and its evaluation in one file (expect_*.go).
+// ValidateField, its compiled form and its evaluation in one file (expect_*.go).
 
 // expectField is the typed config of one test-case field.
 type expectField interface {
 	// set reports whether the field is set (an unset field is inherited from the defaults).
 	set() bool
-	// Validate checks what CEL compilation does not; each error starts with the field's key.
-	Validate() error
+	// ValidateField checks what CEL compilation does not; each error starts with the field's
+	// key. Not named Validate: confmap.Validate would call it again, with a path of its own.
+	ValidateField() error
 	// compile builds the field's check; errors start with the field's key.
 	compile(env check.Env) (expectation, error)
 }
@@ -54,7 +55,7 @@ func (a AgentExpectations) Empty() bool {
 func validateExpectations(at string, a AgentExpectations) []error {
 	var errs []error
 	for _, f := range a.fields() {
-		errs = append(errs, check.Prefixed(at, f.Validate())...)
+		errs = append(errs, check.Prefixed(at, f.ValidateField())...)
 	}
 	return errs
 }
@@ -177,5 +178,5 @@ func (te *TraceEval) agentSpans(r *check.Result, a *logicalAgent) {
 	}
 }
 
-// joinErrs joins the errors of a field's Validate or compile.
+// joinErrs joins the errors of a field's ValidateField or compile.
 func joinErrs(errs []error) error { return errors.Join(errs...) }

@@ -416,9 +416,9 @@ type ChildAgentSpec struct {
 
 func (c ChildAgents) set() bool { return c.Len() > 0 }
 
-// Validate checks each entry: a non-empty agent name, at least one assertion, a count that
+// ValidateField checks each entry: a non-empty agent name, at least one assertion, a count that
 // is not negative, and its own fields.
-func (c ChildAgents) Validate() error {
+func (c ChildAgents) ValidateField() error {
 	var errs []error
 	for _, name := range sortedKeys(c.specs) {
 		child := c.specs[name]

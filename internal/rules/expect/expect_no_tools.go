@@ -46,8 +46,10 @@ type ExpectedNoToolCalls []string
 
 func (n ExpectedNoToolCalls) set() bool { return len(n) > 0 }
 
-// Validate checks the tool names.
-func (n ExpectedNoToolCalls) Validate() error { return validToolNames(FieldExpectedNoToolCalls, n) }
+// ValidateField checks the tool names.
+func (n ExpectedNoToolCalls) ValidateField() error {
+	return validToolNames(FieldExpectedNoToolCalls, n)
+}
 
 func (n ExpectedNoToolCalls) compile(check.Env) (expectation, error) {
 	return toolListCheck{field: FieldExpectedNoToolCalls, tools: n, want: noToolsExpected(n)}, nil

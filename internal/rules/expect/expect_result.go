@@ -125,8 +125,8 @@ type ExpectedResult string
 
 func (e ExpectedResult) set() bool { return e != "" }
 
-// Validate has nothing to check: the expression is checked when it compiles.
-func (e ExpectedResult) Validate() error { return nil }
+// ValidateField has nothing to check: the expression is checked when it compiles.
+func (e ExpectedResult) ValidateField() error { return nil }
 
 func (e ExpectedResult) compile(env check.Env) (expectation, error) {
 	x, err := celexpr.Compile(env.Exprs.Result, string(e), env.CostLimit, cel.OptPartialEval)

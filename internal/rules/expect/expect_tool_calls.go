@@ -357,8 +357,8 @@ type ExpectedToolCalls []ToolCallSpec
 
 func (tc ExpectedToolCalls) set() bool { return len(tc) > 0 }
 
-// Validate checks the tool names.
-func (tc ExpectedToolCalls) Validate() error {
+// ValidateField checks the tool names.
+func (tc ExpectedToolCalls) ValidateField() error {
 	var errs check.Errors
 	for i, spec := range tc {
 		if strings.TrimSpace(spec.Tool) == "" {

@@ -65,8 +65,8 @@ type ExpectedToolCallOrder []string
 
 func (o ExpectedToolCallOrder) set() bool { return len(o) > 0 }
 
-// Validate checks the tool names.
-func (o ExpectedToolCallOrder) Validate() error {
+// ValidateField checks the tool names.
+func (o ExpectedToolCallOrder) ValidateField() error {
 	return validToolNames(FieldExpectedToolCallOrder, o)
 }
 

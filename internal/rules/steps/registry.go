@@ -1,5 +1,5 @@
 // Package steps holds the seed-000 step kinds, one per file (step_*.go), each behind
-// check.Kind: its typed config with its own Validate, its compiled form and its
+// check.Kind: its typed config with its own ValidateKeys, its compiled form and its
 // evaluation. The case engine (internal/rules) decodes a step into the kind its action
 // names and runs it; a new kind is a new file and one line in kinds (docs/architecture.md).
 package steps

@@ -23,8 +23,8 @@ func (*AgentToolsStep) Action() string { return check.ActionAgentTools }
 
 func (*AgentToolsStep) ReadsDAG() {}
 
-// Validate checks the agent and the list.
-func (s *AgentToolsStep) Validate() error {
+// ValidateKeys checks the agent and the list.
+func (s *AgentToolsStep) ValidateKeys() error {
 	var errs check.Errors
 	if s.AgentName == "" {
 		errs.Add("agentName", "must name the agent whose tool calls are limited")

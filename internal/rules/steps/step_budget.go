@@ -2,6 +2,7 @@ package steps
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -26,8 +27,8 @@ func (*BudgetStep) Action() string { return check.ActionBudget }
 
 func (*BudgetStep) ReadsDAG() {}
 
-// Validate checks the agent and the limits.
-func (s *BudgetStep) Validate() error {
+// ValidateKeys checks the agent and the limits.
+func (s *BudgetStep) ValidateKeys() error {
 	var errs check.Errors
 	if s.AgentName == "" {
 		errs.Add("agentName", "must name the agent whose subtree is budgeted")
@@ -39,8 +40,9 @@ func (s *BudgetStep) Validate() error {
 	if s.MaxTokens != nil && *s.MaxTokens < 0 {
 		errs.Add("maxTokens", "must not be negative, got %d", *s.MaxTokens)
 	}
-	if s.MaxDurationMs != nil && *s.MaxDurationMs < 0 {
-		errs.Add("maxDurationMs", "must not be negative, got %g", *s.MaxDurationMs)
+	// NaN compares false with every duration (never over), +Inf is never exceeded.
+	if v := s.MaxDurationMs; v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
+		errs.Add("maxDurationMs", "must be a finite number of milliseconds, 0 or more, got %g", *v)
 	}
 	errs.NonNegative("maxToolCalls", s.MaxToolCalls)
 	return errs.Err()

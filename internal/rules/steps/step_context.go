@@ -43,8 +43,8 @@ func (*ContextStep) Action() string { return check.ActionContext }
 
 func (*ContextStep) ReadsDAG() {}
 
-// Validate checks the handoff, the rubric and the deterministic checks.
-func (s *ContextStep) Validate() error {
+// ValidateKeys checks the handoff, the rubric and the deterministic checks.
+func (s *ContextStep) ValidateKeys() error {
 	var errs check.Errors
 	if s.FromAgent == "" {
 		errs.Add("fromAgent", "must name the sending agent")
@@ -62,6 +62,16 @@ func (s *ContextStep) Validate() error {
 	}
 	validPatterns(&errs, "requiredPatterns", s.RequiredPatterns)
 	validPatterns(&errs, "forbiddenPatterns", s.ForbiddenPatterns)
+	nonEmptyMatch(&errs, "requiredPatterns", s.RequiredPatterns)
+	nonEmptyMatch(&errs, "forbiddenPatterns", s.ForbiddenPatterns)
+	// Blank values count as checks (deterministic, hasRubric) but check nothing: Compile
+	// skips a blank contextExpression, and a blank inlineRubric gives the judge no criteria.
+	if s.ContextExpression != "" && strings.TrimSpace(s.ContextExpression) == "" {
+		errs.Add("contextExpression", "must not be blank: write a CEL expression over the handoff, or remove the key")
+	}
+	if s.InlineRubric != "" && strings.TrimSpace(s.InlineRubric) == "" {
+		errs.Add("inlineRubric", "must not be blank: write the rubric's criteria, or remove the key")
+	}
 	if s.InlineRubric != "" && s.JudgeRubricID != "" {
 		errs.Add("judgeRubricId", "set either inlineRubric or judgeRubricId, not both")
 	}
@@ -76,6 +86,16 @@ func validPatterns(errs *check.Errors, field string, patterns []string) {
 	for i, p := range patterns {
 		if _, err := regexp.Compile(p); err != nil {
 			errs.Add(fmt.Sprintf("%s[%d]", field, i), "%v", err)
+		}
+	}
+}
+
+// nonEmptyMatch reports each pattern of the list field that matches empty content: it
+// would hold on every handoff (required) or never be reported (forbidden: the match is "").
+func nonEmptyMatch(errs *check.Errors, field string, patterns []string) {
+	for i, p := range patterns {
+		if re, err := regexp.Compile(p); err == nil && re.MatchString("") {
+			errs.Add(fmt.Sprintf("%s[%d]", field, i), "pattern %q matches empty content, so it checks nothing: make it match at least one character", p)
 		}
 	}
 }
@@ -370,11 +390,19 @@ func (cc *contextCheck) violations(ctx context.Context, e *agentgraph.Edge) (out
 	}
 	if cc.expr != nil {
 		val, _, err := cc.expr.Eval(ctx, handoffVars(e))
+		var b, isBool bool
+		if err == nil {
+			b, isBool = val.Value().(bool)
+		}
 		switch {
 		case err != nil:
 			out = append(out, fmt.Sprintf("%s: contextExpression failed to evaluate: %v", at, err))
 			as = cmp.Or(as, cluster.Other)
-		case val.Value() != true:
+		case !isBool:
+			// A dyn value (payload.x) type-checks but need not be a bool: not "false".
+			out = append(out, fmt.Sprintf("%s: contextExpression gave a %s, not a bool", at, val.Type().TypeName()))
+			as = cmp.Or(as, cluster.Other)
+		case !b:
 			out = append(out, fmt.Sprintf("%s: contextExpression is false", at))
 			as = cmp.Or(as, cluster.DroppedConstraint)
 		}

@@ -23,8 +23,8 @@ func (*DelegationStep) Action() string { return check.ActionDelegation }
 
 func (*DelegationStep) ReadsDAG() {}
 
-// Validate checks the agent and the bounds.
-func (s *DelegationStep) Validate() error {
+// ValidateKeys checks the agent and the bounds.
+func (s *DelegationStep) ValidateKeys() error {
 	var errs check.Errors
 	if s.AgentName == "" {
 		errs.Add("agentName", "must name the agent delegated to")

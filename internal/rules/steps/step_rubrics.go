@@ -41,8 +41,8 @@ func (*RubricsStep) Action() string { return check.ActionRubrics }
 
 func (*RubricsStep) ReadsDAG() {}
 
-// Validate checks the rubrics and the transient-error patterns.
-func (s *RubricsStep) Validate() error {
+// ValidateKeys checks the rubrics and the transient-error patterns.
+func (s *RubricsStep) ValidateKeys() error {
 	var errs check.Errors
 	seen := map[string]bool{}
 	for i, name := range s.Rubrics {
@@ -92,6 +92,16 @@ func (s *RubricsStep) axes() []string {
 		if want[a] {
 			out = append(out, a)
 		}
+	}
+	return out
+}
+
+// ResultIDs are the step's result ids, one per rubric: id.Axis, as Results names them.
+func (s *RubricsStep) ResultIDs(id string) []string {
+	axes := s.axes()
+	out := make([]string, len(axes))
+	for i, a := range axes {
+		out[i] = id + "." + a
 	}
 	return out
 }

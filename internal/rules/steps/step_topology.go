@@ -31,11 +31,15 @@ type TopologyStep struct {
 // Action is ASSERT_AGENT_TOPOLOGY.
 func (*TopologyStep) Action() string { return check.ActionTopology }
 
-// Validate checks the source, the depth bound and the loop rules.
-func (s *TopologyStep) Validate() error {
+// ValidateKeys checks the source, the depth bound and the loop rules.
+func (s *TopologyStep) ValidateKeys() error {
 	var errs check.Errors
 	switch s.Source {
 	case "", check.SourceLive:
+		// SpansFile ignores it then: a case meant to read a file would judge live traces.
+		if s.OtelSpansFile != "" {
+			errs.Add("otelSpansFile", "otelSpansFile needs source: FILE (got source %s); set source: FILE to read the file, or remove otelSpansFile", sourceOrDefault(s.Source))
+		}
 	case check.SourceFile:
 		if s.OtelSpansFile == "" {
 			errs.Add("otelSpansFile", "source FILE needs otelSpansFile, the span file to read")
@@ -46,6 +50,14 @@ func (s *TopologyStep) Validate() error {
 	errs.NonNegative("maxDepth", s.MaxDepth)
 	s.validateLoops(&errs)
 	return errs.Err()
+}
+
+// sourceOrDefault names a source for messages: LIVE when unset.
+func sourceOrDefault(src string) string {
+	if src == "" {
+		return check.SourceLive + " (the default)"
+	}
+	return src
 }
 
 // SpansFile is the recorded span file the step reads (source FILE), else "".

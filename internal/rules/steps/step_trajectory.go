@@ -207,9 +207,9 @@ func (p *refParser) mapStep(where string, x map[string]any) (trajectory.Step, st
 	return s, params, true
 }
 
-// Validate checks of, mode, scope, whose trajectory it is and the reference (its params
+// ValidateKeys checks of, mode, scope, whose trajectory it is and the reference (its params
 // expressions compile in compile).
-func (s *TrajectoryStep) Validate() error {
+func (s *TrajectoryStep) ValidateKeys() error {
 	var errs check.Errors
 	switch s.Of {
 	case "", TrajectoryOfTools, TrajectoryOfAgents:
