@@ -188,20 +188,37 @@ func resolveInt(s ptrace.Span, chain Chain) (int64, string, bool) {
 	return 0, "", false
 }
 
+// maxTokenCount bounds a usable token count: no call reads or writes a trillion tokens,
+// and under the bound a trace's sums cannot overflow.
+const maxTokenCount = 1 << 40
+
 // intValue is a token count's value: an integer, a double (truncated) or a string that
-// parses as an integer.
+// parses as an integer. A negative count, or one past maxTokenCount (a double of 1e300, a
+// wrapped counter), is no count: it would shrink or overflow the sums budgets compare, so
+// the chain goes on to its next place.
 func intValue(v pcommon.Value) (int64, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
-		return v.Int(), true
+		return tokenCount(v.Int())
 	case pcommon.ValueTypeDouble:
-		return int64(v.Double()), true
+		return tokenCountOf(v.Double())
 	case pcommon.ValueTypeStr:
 		if n, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64); err == nil {
-			return n, true
+			return tokenCount(n)
 		}
 	}
 	return 0, false
+}
+
+func tokenCount(n int64) (int64, bool) { return n, n >= 0 && n <= maxTokenCount }
+
+// tokenCountOf is a double as a token count (truncated), checked before the conversion:
+// converting NaN or a double out of int64's range is undefined.
+func tokenCountOf(f float64) (int64, bool) {
+	if !(f >= 0 && f <= maxTokenCount) {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // attrStr returns a string attribute or "".
@@ -243,7 +260,10 @@ func flattenedUnder(attrs pcommon.Map, p string) (string, bool) {
 // jsonField reads a numeric field of a JSON object held in a string attribute.
 func jsonField(attrs pcommon.Map, key, field string) (int64, bool) {
 	n, ok := jsonNumber(attrs, key, field)
-	return int64(n), ok
+	if !ok {
+		return 0, false
+	}
+	return tokenCountOf(n)
 }
 
 // jsonNumber is the number at field of the JSON object held in attribute key.
@@ -258,7 +278,10 @@ func jsonNumber(attrs pcommon.Map, key, field string) (float64, bool) {
 // jsonFieldIn is jsonField given the attribute's value.
 func jsonFieldIn(v pcommon.Value, field string) (int64, bool) {
 	n, ok := jsonNumberIn(v, field)
-	return int64(n), ok
+	if !ok {
+		return 0, false
+	}
+	return tokenCountOf(n)
 }
 
 // jsonNumberIn is jsonNumber given the attribute's value.
