@@ -144,7 +144,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	c := &Client{
 		cfg:   cfg,
 		http:  &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
-		url:   strings.TrimRight(cfg.Endpoint, "/") + "/chat/completions",
+		url:   completionsURL(cfg.Endpoint),
 		sem:   make(chan struct{}, cfg.Concurrency),
 		cache: newLRU(cfg.CacheSize),
 		now:   time.Now,
@@ -486,7 +486,19 @@ func endpointSecrets(endpoint string) []string {
 	return out
 }
 
-var credentialParam = regexp.MustCompile(`(?i)key|token|secret|password|passwd|auth|sig|credential`)
+// credentialParam: code is Azure Functions' key parameter.
+var credentialParam = regexp.MustCompile(`(?i)key|token|secret|password|passwd|auth|sig|credential|^code$`)
+
+// completionsURL is the endpoint's chat completions URL: the path extended, the query kept
+// (Azure OpenAI's ?api-version=...; appended after it, the path would be part of the query).
+func completionsURL(endpoint string) string {
+	u, err := url.Parse(endpoint) // validated: an http(s) URL
+	if err != nil {
+		return strings.TrimRight(endpoint, "/") + "/chat/completions"
+	}
+	u.Path, u.RawPath = strings.TrimRight(u.Path, "/")+"/chat/completions", ""
+	return u.String()
+}
 
 // snippet is the start of an error body, on one line, without the secrets.
 func (c *Client) snippet(data []byte) string {

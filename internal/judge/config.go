@@ -32,7 +32,8 @@ const (
 // Config configures the judge. The judge is used when Endpoint is set.
 type Config struct {
 	// Endpoint is the base URL of an OpenAI-compatible API (e.g. https://api.openai.com/v1,
-	// http://127.0.0.1:11434/v1); requests go to Endpoint + "/chat/completions".
+	// http://127.0.0.1:11434/v1); requests go to its path + "/chat/completions", its query
+	// (?api-version=...) kept.
 	Endpoint string `mapstructure:"endpoint"`
 	// Model is the model name sent with every request.
 	Model string `mapstructure:"model"`

@@ -168,3 +168,20 @@ func TestEndpointSecretsScrubbed(t *testing.T) {
 	require.NotContains(t, err.Error(), "QWERTY-5678-zxcv")
 	require.NotContains(t, err.Error(), base64.StdEncoding.EncodeToString([]byte("judge:QWERTY-5678-zxcv"))[8:])
 }
+
+// TestEndpointQueryKept: the request goes to the endpoint's path + /chat/completions with
+// its query (?api-version=...), and a credential in the query (?code=..., Azure Functions)
+// is scrubbed from what the client returns, unlike api-version.
+func TestEndpointQueryKept(t *testing.T) {
+	srv := judgetest.New(t, func(judgetest.Request, int) judgetest.Reply {
+		return judgetest.Reply{Status: http.StatusBadRequest, Body: `{"error":"denied for code AzFuncKey0987654321, version 2024-02-01"}`}
+	})
+	cfg := config(srv.URL + "?api-version=2024-02-01&code=AzFuncKey0987654321")
+	_, err := newClient(t, cfg).Grade(context.Background(), request())
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "denied for code [REDACTED], version 2024-02-01")
+	// The fake judge answers only POST /v1/chat/completions: the request reached it.
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1)
+	require.Equal(t, "api-version=2024-02-01&code=AzFuncKey0987654321", reqs[0].Query)
+}

@@ -89,7 +89,9 @@ type Request struct {
 	} `json:"messages"`
 	// Authorization is the header as received.
 	Authorization string `json:"-"`
-	Raw           []byte `json:"-"`
+	// Query is the request URL's query, as received.
+	Query string `json:"-"`
+	Raw   []byte `json:"-"`
 }
 
 // System and User return the messages' contents.
@@ -188,6 +190,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Authorization = r.Header.Get("Authorization")
+	req.Query = r.URL.RawQuery
 	req.Raw = raw
 	s.mu.Lock()
 	n := len(s.requests)
