@@ -74,6 +74,10 @@ func (en *Engine) Shutdown(ctx context.Context) error { return en.e.Shutdown(ctx
 // GraphOptions are the options the engine builds graphs with (chains).
 func (en *Engine) GraphOptions() agentgraph.Options { return en.e.graphOpts }
 
+// Redact masks s with the engine's redaction policy, for trace text the connector writes
+// itself (agent names on its metrics).
+func (en *Engine) Redact(s string) string { return en.e.policy.Redact(s) }
+
 // Step returns the config of one step by case name and step id (ok false when unknown).
 func (c *Config) Step(caseName, stepID string) (rules.StepConfig, bool) {
 	for _, cs := range c.Cases {

@@ -107,7 +107,7 @@ func (s *shared) attach(o *output) *output {
 		s.logs = o.logs
 	}
 	if o.metrics != nil && s.metrics == nil {
-		s.metrics = newAggregator(s.cfg, time.Now(), s.tb, s.self)
+		s.metrics = newAggregator(s.cfg, time.Now(), s.tb, s.self, s.engine.Redact)
 	}
 	return o
 }

@@ -541,3 +541,37 @@ func TestStartShutdownAlone(t *testing.T) {
 func selfSet(kvs ...attribute.KeyValue) attribute.Set {
 	return attribute.NewSet(append(kvs, attribute.String("connector", "assertion"))...)
 }
+
+// TestMetricAgentNamesRedacted: agent names reach the metrics through the redaction
+// policy, as they reach the verdict records: a card number in a name is masked.
+func TestMetricAgentNamesRedacted(t *testing.T) {
+	const secret = "4111111111111111"
+	rename := func(td ptrace.Traces) {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					sp := spans.At(k)
+					sp.SetName(strings.ReplaceAll(sp.Name(), "weather_specialist", "weather_"+secret))
+					for key, v := range sp.Attributes().All() {
+						if v.Type() == pcommon.ValueTypeStr {
+							sp.Attributes().PutStr(key, strings.ReplaceAll(v.Str(), "weather_specialist", "weather_"+secret))
+						}
+					}
+				}
+			}
+		}
+	}
+	h := newHarness(t, weatherConfig(t))
+	h.consume(t, releasedWith(t, rename, "google-adk-ok.json"))
+	h.shutdown(t)
+	m := lastMetrics(t, h.metrics)
+	require.Equal(t, map[string]uint64{
+		"gen_ai.agent.name=triage ": 1, "gen_ai.agent.name=weather_[REDACTED:card] ": 1,
+	}, histCounts(m[MetricAgentDuration], AttrAgentName))
+	require.Equal(t, map[string]uint64{
+		"client=triage server=weather_[REDACTED:card] ": 1,
+	}, histCounts(m[MetricEdgeServerSecs], AttrClient, AttrServer))
+}

@@ -104,10 +104,13 @@ type aggregator struct {
 	mu        sync.Mutex
 	start     pcommon.Timestamp
 	maxAgents int
-	agents    map[string]bool
-	tb        *metadata.TelemetryBuilder
-	self      selfAttrs
-	cfg       *assertionexporter.Config
+	// agents maps each tracked agent name to what the metrics carry: masked by the
+	// redaction policy (mask), as the verdict records' texts are.
+	agents map[string]string
+	mask   func(string) string
+	tb     *metadata.TelemetryBuilder
+	self   selfAttrs
+	cfg    *assertionexporter.Config
 
 	results   map[resultKey]*sumPoint
 	failures  map[failureKey]*sumPoint
@@ -121,9 +124,9 @@ type aggregator struct {
 	server    map[edgeKey]*histPoint
 }
 
-func newAggregator(cfg *Config, start time.Time, tb *metadata.TelemetryBuilder, self selfAttrs) *aggregator {
+func newAggregator(cfg *Config, start time.Time, tb *metadata.TelemetryBuilder, self selfAttrs, mask func(string) string) *aggregator {
 	return &aggregator{
-		start: pcommon.NewTimestampFromTime(start), maxAgents: cfg.MaxAgents, agents: map[string]bool{},
+		start: pcommon.NewTimestampFromTime(start), maxAgents: cfg.MaxAgents, agents: map[string]string{}, mask: mask,
 		tb: tb, self: self, cfg: &cfg.Assertions,
 		results: map[resultKey]*sumPoint{}, failures: map[failureKey]*sumPoint{}, duration: map[string]*histPoint{}, tokens: map[tokenKey]*histPoint{},
 		toolCalls: map[string]*histPoint{}, llmCalls: map[string]*histPoint{}, budget: map[budgetKey]*histPoint{},
@@ -131,14 +134,16 @@ func newAggregator(cfg *Config, start time.Time, tb *metadata.TelemetryBuilder, 
 	}
 }
 
-// agentName is name, or "other" once max_agents names are tracked; fold reports the latter.
+// agentName is name as the metrics carry it (masked), or "other" once max_agents names are
+// tracked; fold reports the latter.
 func (a *aggregator) agentName(name string) (string, bool) {
-	if a.agents[name] {
-		return name, false
+	if masked, ok := a.agents[name]; ok {
+		return masked, false
 	}
 	if len(a.agents) < a.maxAgents {
-		a.agents[name] = true
-		return name, false
+		masked := a.mask(name)
+		a.agents[name] = masked
+		return masked, false
 	}
 	return otherAgent, true
 }
