@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-handoff/otelcol-handoff/internal/agentgraph"
-	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // Indexes the handoff rubrics build over the model of one trace (runs by name, steps in
@@ -756,14 +755,12 @@ func absentText(s string) bool {
 	return false
 }
 
-// quote renders content for a message: one line, at most n bytes, in double quotes.
+// quote renders content for a message: one line, masked, at most n bytes (clip), in double
+// quotes.
 func quote(s string, n int) string { return `"` + clip(s, n) + `"` }
 
 // code renders content (arguments) for a message: one line, at most n bytes, in backticks.
 func code(s string, n int) string { return "`" + strings.ReplaceAll(clip(s, n), "`", "'") + "`" }
-
-// clip renders s on one line (whitespace runs as one space), cut at n bytes.
-func clip(s string, n int) string { return textsafe.Clip(strings.Join(strings.Fields(s), " "), n) }
 
 // toolLabel names a tool call in messages.
 func toolLabel(tc *agentgraph.ToolCall) string {

@@ -14,14 +14,19 @@ import (
 // failureRE finds words that report a failure in an answer.
 var failureRE = regexp.MustCompile(`(?i)\b(?:errors?|errored|fail(?:s|ed|ing|ures?)?|exceptions?|could ?n[o'’]t|can ?n[o'’]t|cannot|unable|not able to|went wrong)\b`)
 
+// evidenceLen is how many bytes of the error's words a message quotes (shownWords).
+const evidenceLen = 40
+
 // surfaces reports whether an answer reports the error: a failure word, or at least half of
 // the error message's words that the receiver's scope did not already contain (the answer
 // "Atlantis is an unknown city" names "weather service: unknown city Atlantis" for the scope
 // "weather for Paris and Atlantis"; "Atlantis: unavailable" does not). It returns what it
-// found.
+// found, as a message may quote it: the error's words in its own spelling, a word the
+// redaction policy masks in the error or the answer as the mask (shownWords).
 func surfaces(answer string, err *agentgraph.ErrorInfo, scope string) (string, bool) {
 	text := plainOutput(answer)
-	if m := failureRE.FindString(text); m != "" {
+	// A failure word inside a secret ("error.desk@example.com") reports nothing.
+	if m := failureRE.FindString(redactedOf(text).open); m != "" {
 		return m, true
 	}
 	if err == nil {
@@ -48,7 +53,7 @@ func surfaces(answer string, err *agentgraph.ErrorInfo, scope string) (string, b
 		}
 	}
 	if len(found) > 0 && 2*len(found) >= len(distinct) {
-		return strings.Join(found, " "), true
+		return shownWords(found, err.Message, text, evidenceLen), true
 	}
 	return "", false
 }
@@ -67,7 +72,7 @@ func (x *Index) answerSurfaced(e *agentgraph.Edge, ep episode) (PartState, strin
 	if len(hbs) == 0 && len(x.nextSteps(e)) == 0 {
 		if inside && r.Output.Found() {
 			if ev, ok := surfaces(r.Output.Text, ep.err, r.Input.Text); ok {
-				return PartPass, fmt.Sprintf("%s surfaced it in its answer (%s)", r.Name, quote(ev, 40))
+				return PartPass, fmt.Sprintf("%s surfaced it in its answer (%s)", r.Name, quoteEvidence(ev))
 			}
 		}
 		return PartFail, ""
@@ -82,19 +87,19 @@ func (x *Index) answerSurfaced(e *agentgraph.Edge, ep episode) (PartState, strin
 		if hb.Output.Found() {
 			answered = true
 			if ev, ok := surfaces(hb.Output.Text, ep.err, r.Input.Text); ok {
-				return PartPass, fmt.Sprintf("%s surfaced it in its answer after %s handed control back (span %s: %s)", hb.Name, r.Name, hb.Span.ID, quote(ev, 40))
+				return PartPass, fmt.Sprintf("%s surfaced it in its answer after %s handed control back (span %s: %s)", hb.Name, r.Name, hb.Span.ID, quoteEvidence(ev))
 			}
 		}
 	}
 	if run := x.lastOutputRun(e); run != nil && end(run.Span) >= t {
 		answered = true
 		if ev, ok := surfaces(run.Output.Text, ep.err, r.Input.Text); ok {
-			return PartPass, fmt.Sprintf("%s surfaced it in its answer (span %s: %s)", run.Name, run.Span.ID, quote(ev, 40))
+			return PartPass, fmt.Sprintf("%s surfaced it in its answer (span %s: %s)", run.Name, run.Span.ID, quoteEvidence(ev))
 		}
 	}
 	if !answered && inside && r.Output.Found() {
 		if ev, ok := surfaces(r.Output.Text, ep.err, r.Input.Text); ok {
-			return PartNA, fmt.Sprintf("%s reported it to %s (%s), and what %s answered after it was not captured", r.Name, e.From.Name, quote(ev, 40), e.From.Name)
+			return PartNA, fmt.Sprintf("%s reported it to %s (%s), and what %s answered after it was not captured", r.Name, e.From.Name, quoteEvidence(ev), e.From.Name)
 		}
 	}
 	return PartFail, ""

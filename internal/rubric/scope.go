@@ -94,7 +94,7 @@ func (rs *Checks) contextSuppliedPart(x *Index, e *agentgraph.Edge) Part {
 				x.work++
 				if !known.seen(tokenText(id), uint64(start(c.tc.Span)), c.tc) {
 					if nInvented++; len(invented) < maxListed {
-						invented = append(invented, fmt.Sprintf("%s in %s", quote(id, 40), toolLabel(c.tc)))
+						invented = append(invented, fmt.Sprintf("%s in %s", quote(shownIdentifier(id, c.tc.Args.Text), 40), toolLabel(c.tc)))
 					}
 				}
 			}
