@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -132,7 +133,7 @@ func (c *Config) Validate() error {
 	for _, name := range sortedNames(c.Rubrics) {
 		if name == "" {
 			errs = append(errs, errors.New("rubrics: a rubric name must not be empty"))
-		} else if c.Rubrics[name] == "" {
+		} else if strings.TrimSpace(c.Rubrics[name]) == "" {
 			errs = append(errs, fmt.Errorf("rubrics.%s: the rubric text must not be empty", name))
 		}
 	}

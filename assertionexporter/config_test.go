@@ -158,6 +158,7 @@ func TestInvalidConfigs(t *testing.T) {
 			`input[0]: "event:foo": an event place is event:NAME:KEY (attribute KEY of the first event NAME)`,
 		// Checked with no judge too: the exporter's redaction policy compiles it.
 		"invalid_judge_redact_without_judge.yaml": "judge.redact[0]: error parsing regexp: missing closing ): `(x`",
+		"invalid_rubric_blank.yaml":               "rubrics.refund_payload: the rubric text must not be empty",
 		"invalid_reports_same_file.yaml": "reports.junit: report.out is also reports.json_lines: each report needs a file of its own\n" +
 			"reports.markdown: ./report.out is also reports.json_lines: each report needs a file of its own",
 	}
