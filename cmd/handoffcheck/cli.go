@@ -151,11 +151,18 @@ func (f *checkFlags) register(fs *pflag.FlagSet) {
 }
 
 // options checks the flags before anything runs (the config's report paths are checked
-// with the config), so a typo fails at once, not after the whole replay.
-func (f *checkFlags) options(stderr io.Writer) (options, error) {
+// with the config), so a typo fails at once, not after the whole replay; inputs are the
+// span files to read (replay).
+func (f *checkFlags) options(stderr io.Writer, inputs []string) (options, error) {
 	o := f.o
+	o.inputs = inputs
 	if o.config == "" {
 		return o, usageError{err: errors.New("--config is required")}
+	}
+	// Before anything is read or removed: no report may overwrite an input or another
+	// report, or replace what is not a regular file.
+	if err := checkReportPaths(flagReports(o), flagInputs(o)); err != nil {
+		return o, usageError{err: err}
 	}
 	for _, rp := range []struct{ flag, path string }{{"--json", o.jsonOut}, {"--junit", o.junit}, {"--markdown", o.markdown}, {"--html", o.html}} {
 		if rp.path == "" {
@@ -200,11 +207,12 @@ func replayCommand(stdout, stderr io.Writer, code *int) *cobra.Command {
 		Long: "Replays span files through the handoff processor and assertion exporter of the collector config\n" +
 			"and judges every trace (with no file, the config's source FILE cases read theirs).\n" + spanFilesHelp + "\n" + failOnHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := f.options(stderr)
+			o, err := f.options(stderr, args)
 			if err != nil {
 				return err
 			}
 			o.needInput = len(args) == 0
+			o.endOfInput = true
 			*code = finish(o, replay(cmd.Context(), o, args, humanOut(o, stdout, stderr), stderr), stdout)
 			return nil
 		},
@@ -227,7 +235,7 @@ func runCommand(stdout, stderr io.Writer, code *int) *cobra.Command {
 			"HANDOFFCHECK_OTLP_GRPC_ENDPOINT and HANDOFFCHECK_OTLP_HTTP_ENDPOINT name both receivers whatever\n" +
 			"the protocol. Exit 3 when the command fails (the verdicts are still printed).\n" + failOnHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o, err := f.options(stderr)
+			o, err := f.options(stderr, nil)
 			if err != nil {
 				return err
 			}

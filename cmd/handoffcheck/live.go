@@ -99,7 +99,7 @@ func live(ctx context.Context, o options, protocol string, command []string, std
 	tel.Logger = o.logger
 	// The spans of a live capture come from no file: their label says "live".
 	in, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
-		pl.index.sawFile("live", td)
+		pl.read("live", td)
 		return pl.proc.ConsumeTraces(ctx, td)
 	}, consumer.WithCapabilities(pl.proc.Capabilities()))
 	if err != nil {

@@ -83,7 +83,7 @@ func replay(ctx context.Context, o options, files []string, stdout, stderr io.Wr
 	spans := 0
 	for _, path := range files {
 		n, err := spanfile.Read(path, func(td ptrace.Traces) error {
-			pl.index.sawFile(path, td)
+			pl.read(path, td)
 			nameSource(pl, td, path)
 			return pl.proc.ConsumeTraces(ctx, td)
 		})
@@ -104,6 +104,10 @@ func judgeRun(ctx context.Context, pl *pipeline, o options, spans int, stdout, s
 	results, err := pl.finish(ctx)
 	if err != nil {
 		return o.fail(stderr, err)
+	}
+	for _, w := range pl.warnings() {
+		o.note(func(r *runReport) { r.warnings = append(r.warnings, w) })
+		printLine(stderr, "handoffcheck: %s", w)
 	}
 	if len(results) == 0 {
 		read := ""

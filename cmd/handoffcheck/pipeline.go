@@ -9,13 +9,18 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/provider/envprovider"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
@@ -26,6 +31,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // pipeline is the collector's handoff processor feeding its assertion exporter, built from
@@ -44,6 +50,14 @@ type pipeline struct {
 	// are the config's case names, in config order.
 	index *traceIndex
 	cases []string
+	// noTraceID counts the spans read without a trace id: the processor cannot assemble
+	// them, so nothing judges them.
+	noTraceID atomic.Int64
+	// early holds the traces the processor forwarded before the end of input (nil: not
+	// watched, a live run): released early (over num_traces, max_spans_per_trace or
+	// max_trace_size_bytes) or late spans of such a trace.
+	earlyMu sync.Mutex
+	early   map[pcommon.TraceID]bool
 }
 
 // options are the command-line settings shared by replay and run.
@@ -58,7 +72,12 @@ type options struct {
 	failOn    map[rules.Outcome]bool
 	// needInput: replay was given no file, so the config must read one (source FILE).
 	needInput bool
-	logger    *zap.Logger
+	// inputs are the span files of the command line (replay, validate).
+	inputs []string
+	// endOfInput: the traces are read from files (replay), so the processor releases them
+	// at the end of input only (holdUntilEndOfInput), and an earlier release is warned of.
+	endOfInput bool
+	logger     *zap.Logger
 	// summaryJSON: --summary json (stdout holds one JSON object); report collects it.
 	summaryJSON bool
 	report      *runReport
@@ -157,10 +176,18 @@ func loadComponents(ctx context.Context, o options) (*components, error) {
 	if err := unmarshalSection(conf, "processors", procID, pcfg, nil); err != nil {
 		return nil, err
 	}
+	if o.endOfInput {
+		// Validated as the user wrote it (above), then lifted for the replay.
+		holdUntilEndOfInput(pcfg)
+		if err := pcfg.Validate(); err != nil {
+			return nil, fmt.Errorf("processors.%s (replay limits): %w", procID, err)
+		}
+	}
 	ef := assertionexporter.NewFactory()
 	ecfg := ef.CreateDefaultConfig().(*assertionexporter.Config)
+	section := "exporters"
 	// Before validation, which checks the files: the paths this run reads and writes.
-	adjust := func() {
+	adjust := func() error {
 		// A recorded-spans file is relative to the config file's folder, as the user reads it.
 		base := filepath.Dir(o.config)
 		for i := range ecfg.Cases {
@@ -183,10 +210,11 @@ func loadComponents(ctx context.Context, o options) (*components, error) {
 		if o.html != "" {
 			ecfg.Reports.HTML = o.html
 		}
+		return checkReportPaths(configReports(o, ecfg, section+"."+expID), configInputs(o, ecfg))
 	}
 	// The assertion connector holds the same assertion config (its connector-only keys
 	// are not used here): a production config with the connector checks as it runs.
-	section, target := "exporters", component.Config(ecfg)
+	target := component.Config(ecfg)
 	if !conf.IsSet("exporters::"+expID) && conf.IsSet("connectors::"+expID) {
 		ccfg := assertionconnector.NewFactory().CreateDefaultConfig().(*assertionconnector.Config)
 		section, target, ecfg = "connectors", ccfg, &ccfg.Assertions
@@ -256,6 +284,10 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.endOfInput {
+		pl.early = map[pcommon.TraceID]bool{}
+		next = pl.watchEarly(next)
+	}
 	pl.proc, err = handoffprocessor.NewFactory().CreateTraces(ctx, processor.Settings{
 		ID: mustID(procID), TelemetrySettings: tel,
 		BuildInfo: component.NewDefaultBuildInfo(),
@@ -280,8 +312,8 @@ func mustID(id string) component.ID {
 }
 
 // unmarshalSection decodes and validates one component's config; adjust (if not nil) runs
-// between the two.
-func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config, adjust func()) error {
+// between the two, and its error is returned as it is.
+func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config, adjust func() error) error {
 	key := kind + "::" + id
 	if !conf.IsSet(key) {
 		return fmt.Errorf("%s.%s: not in the config", kind, id)
@@ -294,7 +326,9 @@ func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config,
 		return fmt.Errorf("%s.%s: %w", kind, id, err)
 	}
 	if adjust != nil {
-		adjust()
+		if err := adjust(); err != nil {
+			return err
+		}
 	}
 	if err := confmap.Validate(cfg); err != nil {
 		return fmt.Errorf("%s.%s: %w", kind, id, err)
@@ -305,7 +339,8 @@ func unmarshalSection(conf *confmap.Conf, kind, id string, cfg component.Config,
 // finish completes every buffered trace, waits for the exporter's gradings, stops the
 // components (reports are written on the exporter's shutdown) and reads the verdicts back.
 func (pl *pipeline) finish(ctx context.Context) ([]rules.Result, error) {
-	err := pl.proc.(handoffprocessor.EndOfInput).EndOfInput(ctx)
+	// What EndOfInput forwards carries the mark in its context (see watchEarly).
+	err := pl.proc.(handoffprocessor.EndOfInput).EndOfInput(context.WithValue(ctx, endOfInputKey{}, true))
 	err = errors.Join(err, pl.proc.Shutdown(ctx))
 	// Gradings run off the exporter's hot path: wait for every one before its shutdown
 	// (which would cancel them) and before the verdict.
@@ -329,4 +364,121 @@ func (pl *pipeline) received(results []rules.Result) {
 func (pl *pipeline) abort(ctx context.Context) {
 	_ = pl.proc.Shutdown(ctx)
 	_ = pl.exp.Shutdown(ctx)
+}
+
+// Replay limits (holdUntilEndOfInput): a wait that never ends within a run, and
+// handoffprocessor's upper bound of num_traces (its maxNumTraces; a test checks it
+// validates).
+const (
+	replayHold      = 100 * 365 * 24 * time.Hour
+	replayNumTraces = 10_000_000
+)
+
+// holdUntilEndOfInput makes the processor of a replay release every trace at the end of
+// input (EndOfInput), as the README promises: a trace may be split across files, and the
+// verdict must not depend on how fast the files are read. quiet_period and max_wait are
+// real time in the collector, so a slow read (a large file) released traces before their
+// last spans were read; num_traces evicted the oldest traces of a replay holding more. What
+// stays is max_spans_per_trace and max_trace_size_bytes (one trace's bounds): a trace over
+// them is still released early, and warned of (watchEarly).
+func holdUntilEndOfInput(c *handoffprocessor.Config) {
+	c.QuietPeriod, c.MaxWait = replayHold, replayHold
+	c.NumTraces = replayNumTraces
+}
+
+// endOfInputKey marks the context of EndOfInput: what the processor forwards without it
+// left before the end of input.
+type endOfInputKey struct{}
+
+// watchEarly wraps the processor's destination: the traces of a batch forwarded outside
+// EndOfInput (from a release worker, or late spans from ConsumeTraces) are recorded.
+func (pl *pipeline) watchEarly(next consumer.Traces) consumer.Traces {
+	c, _ := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+		if ctx.Value(endOfInputKey{}) == nil {
+			pl.earlyMu.Lock()
+			for _, rs := range td.ResourceSpans().All() {
+				for _, ss := range rs.ScopeSpans().All() {
+					for _, sp := range ss.Spans().All() {
+						if id := sp.TraceID(); !id.IsEmpty() {
+							pl.early[id] = true
+						}
+					}
+				}
+			}
+			pl.earlyMu.Unlock()
+		}
+		return next.ConsumeTraces(ctx, td)
+	}, consumer.WithCapabilities(next.Capabilities()))
+	return c
+}
+
+// read records a batch read from file (or "live") before the processor takes it: its
+// traces' file, its spans without a trace id.
+func (pl *pipeline) read(file string, td ptrace.Traces) {
+	if n := pl.index.sawFile(file, td); n > 0 {
+		pl.noTraceID.Add(int64(n))
+	}
+}
+
+// warnings are what the run must not pass over in silence: spans nothing judged, traces
+// judged on part of their spans. Called once the pipeline finished.
+func (pl *pipeline) warnings() []string {
+	var out []string
+	if n := pl.noTraceID.Load(); n > 0 {
+		what := "spans have no trace id and were"
+		if n == 1 {
+			what = "span has no trace id and was"
+		}
+		out = append(out, fmt.Sprintf("%d %s not judged", n, what))
+	}
+	pl.earlyMu.Lock()
+	defer pl.earlyMu.Unlock()
+	if len(pl.early) > 0 {
+		ids := make([]string, 0, len(pl.early))
+		for id := range pl.early {
+			ids = append(ids, id.String())
+		}
+		sort.Strings(ids)
+		more := ""
+		if len(ids) > 3 {
+			more = fmt.Sprintf(" and %d more", len(ids)-3)
+			ids = ids[:3]
+		}
+		out = append(out, fmt.Sprintf("%s released before the end of input and judged on part of their spans "+
+			"(a trace over max_spans_per_trace or max_trace_size_bytes, more than %d traces at once, or spans "+
+			"read after their trace was released): trace %s%s", textsafe.Plural(len(pl.early), "trace was", "traces were"),
+			replayNumTraces, strings.Join(ids, ", "), more))
+	}
+	return out
+}
+
+// configReports are the reports the run writes (command line and config merged), each
+// named by the flag that set it or else by its config field.
+func configReports(o options, ecfg *assertionexporter.Config, where string) []namedPath {
+	name := func(flag, flagPath, field string) string {
+		if flagPath != "" {
+			return flag
+		}
+		return where + ".reports." + field
+	}
+	return []namedPath{
+		{"--json", ecfg.Reports.JSONLines},
+		{name("--junit", o.junit, "junit"), ecfg.Reports.JUnit},
+		{name("--markdown", o.markdown, "markdown"), ecfg.Reports.Markdown},
+		{name("--html", o.html, "html"), ecfg.Reports.HTML},
+	}
+}
+
+// configInputs are every file the run reads: the config, the span files, and the
+// otelSpansFile of each source FILE case.
+func configInputs(o options, ecfg *assertionexporter.Config) []namedPath {
+	in := flagInputs(o)
+	for i, c := range ecfg.Cases {
+		for j, st := range c.Steps {
+			if topo, ok := st.Kind.(*steps.TopologyStep); ok && topo.SpansFile() != "" {
+				in = append(in, namedPath{fmt.Sprintf("cases[%d] (%s).steps[%d].otelSpansFile", i, c.Name, j), topo.OtelSpansFile})
+			}
+		}
+	}
+	return in
 }

@@ -31,6 +31,9 @@ type summary struct {
 	// immediate_fix (internal/cluster).
 	Clusters   []cluster.Total `json:"clusters"`
 	Signatures []cluster.Group `json:"signatures"`
+	// Warnings are the warning lines of stderr (without "handoffcheck: "): spans without a
+	// trace id, traces released before the end of input.
+	Warnings []string `json:"warnings,omitempty"`
 
 	byName   map[string]*caseSummary
 	clusters *cluster.Grouper
@@ -109,6 +112,7 @@ type runReport struct {
 	summary         *summary
 	err             string
 	commandExitCode *int
+	warnings        []string
 }
 
 // fail prints an error (see printError), keeps it for the summary and returns exit 2.
@@ -135,6 +139,7 @@ func finish(o options, code int, stdout io.Writer) int {
 		s = newSummary(nil)
 	}
 	s.ExitCode, s.Error, s.CommandExitCode = code, o.report.err, o.report.commandExitCode
+	s.Warnings = o.report.warnings
 	cs := s.clusters.Summary()
 	s.Clusters, s.Signatures = cs.Clusters, cs.Groups
 	enc := json.NewEncoder(stdout)

@@ -53,12 +53,21 @@ func (x *traceIndex) get(id string) *traceInfo {
 	return ti
 }
 
-// sawFile records that the traces of td came (in part) from file. Called before td is
+// sawFile records that the traces of td came (in part) from file, and returns how many of
+// its spans have no trace id (in no trace: nothing judges them). Called before td is
 // consumed: the processor owns it afterwards.
-func (x *traceIndex) sawFile(file string, td ptrace.Traces) {
+func (x *traceIndex) sawFile(file string, td ptrace.Traces) int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) { x.get(sp.TraceID().String()).files[file] = true })
+	noID := 0
+	spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
+		if sp.TraceID().IsEmpty() {
+			noID++
+			return
+		}
+		x.get(sp.TraceID().String()).files[file] = true
+	})
+	return noID
 }
 
 // sawGraph records what the model shows of a trace: its root span's service, its agents

@@ -38,6 +38,7 @@ func validateCommand(stdout, stderr io.Writer, code *int) *cobra.Command {
 			if o.config == "" {
 				return usageError{err: errors.New("--config is required")}
 			}
+			o.inputs = args
 			*code = validate(cmd.Context(), o, args, strict, stdout, stderr)
 			return nil
 		},
@@ -174,12 +175,14 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 		return exitUsage
 	}
 	var given *traceSet
+	noTraceID := 0
 	if len(files) > 0 {
 		td, err := spanfile.ReadAll(files...)
 		if err != nil {
 			printLine(stderr, "handoffcheck: %v", err)
 			return exitUsage
 		}
+		noTraceID = newTraceIndex(opts).sawFile("", td)
 		graphs := agentgraph.BuildAll(td, opts)
 		given = newTraceSet(fmt.Sprintf("the %s given", tracesText(len(graphs))), graphs)
 	}
@@ -228,6 +231,9 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 
 	var warnings []string
 	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
+	if noTraceID > 0 {
+		warn("%d spans of the files given have no trace id: replay would not judge them", noTraceID)
+	}
 	unchecked := 0
 	for i, cc := range ecfg.Cases {
 		where := fmt.Sprintf("cases[%d] (%s)", i, cc.Name)

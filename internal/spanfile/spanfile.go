@@ -9,7 +9,8 @@
 //
 // Every format is streamed request by request: no more than one request (at most
 // MaxRequest bytes) is held at a time. Only regular files are read: a device or a pipe
-// (/dev/zero, /dev/stdin) may never end, so it is refused before anything is read.
+// (/dev/zero, /dev/stdin, a named pipe) may never end, so it is refused before it is
+// opened. A UTF-8 byte order mark and any amount of white space before JSON are skipped.
 package spanfile
 
 import (
@@ -76,31 +77,67 @@ func (f format) String() string {
 
 func readFile(path string, emit func(ptrace.Traces) error) (stats, error) {
 	var st stats
-	f, err := os.Open(path)
+	// Stat before opening: opening a named pipe blocks until a writer comes (and a signal
+	// does not end the wait), so what is not a regular file is refused unopened.
+	fi, err := os.Stat(path)
+	if err != nil {
+		return st, err
+	}
+	if !fi.Mode().IsRegular() {
+		return st, notRegular(path, fi.Mode())
+	}
+	f, err := openNoBlock(path)
 	if err != nil {
 		return st, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	// The file opened must be the one checked (not swapped for a pipe in between).
+	opened, err := f.Stat()
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", path, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return st, fmt.Errorf("%s: not a regular file (%s): span files are read only from regular files, "+
-			"since a device or a pipe may never end", path, kindOf(fi.Mode()))
+	if !opened.Mode().IsRegular() {
+		return st, notRegular(path, opened.Mode())
 	}
-	size := fi.Size()
+	if !os.SameFile(fi, opened) {
+		return st, fmt.Errorf("%s: the file changed while it was opened", path)
+	}
+	size := opened.Size()
 	r := bufio.NewReaderSize(f, 1<<20)
 	// Look without consuming: protobuf may start with a byte that looks like white space.
 	head, err := r.Peek(headSize)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return st, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(head) == 0 || (len(bytes.TrimLeft(head, " \t\r\n")) == 0 && len(head) < headSize) {
+	// Text: a UTF-8 byte order mark before JSON is skipped, and so is white space longer
+	// than the head (skipped means the JSON reader never sees it).
+	skipped := false
+	if bytes.HasPrefix(head, utf8BOM) {
+		_, _ = r.Discard(len(utf8BOM))
+		skipped = true
+	}
+	for {
+		head, err = r.Peek(headSize)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return st, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(head) < headSize || len(bytes.TrimLeft(head, " \t\r\n")) > 0 {
+			break
+		}
+		// A whole head of white space is no protobuf framing a request: text, read on.
+		_, _ = r.Discard(len(head))
+		skipped = true
+	}
+	if len(bytes.TrimLeft(head, " \t\r\n")) == 0 {
 		return st, fmt.Errorf("%s: empty file", path)
 	}
-	st.format, err = detect(f, head, size)
-	if err != nil {
+	if skipped {
+		// Only JSON has a byte order mark or that much leading white space.
+		if !looksJSON(head) {
+			return st, fmt.Errorf("%s: %w", path, errUnknownFormat)
+		}
+		st.format = formatJSON
+	} else if st.format, err = detect(f, head, size); err != nil {
 		return st, fmt.Errorf("%s: %w", path, err)
 	}
 	switch st.format {
@@ -114,7 +151,26 @@ func readFile(path string, emit func(ptrace.Traces) error) (stats, error) {
 	return st, err
 }
 
-func kindOf(m os.FileMode) string {
+// utf8BOM is the UTF-8 byte order mark some editors write before text.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+var errUnknownFormat = errors.New("unknown format: neither OTLP/JSON, JSON lines, length-delimited OTLP protobuf " +
+	"nor an OTLP protobuf request")
+
+func notRegular(path string, m os.FileMode) error {
+	return fmt.Errorf("%s: not a regular file (%s): span files are read only from regular files, "+
+		"since a device or a pipe may never end", path, Kind(m))
+}
+
+// looksJSON: after white space the head starts a JSON object, and holds no raw control
+// bytes (JSON escapes them inside strings; protobuf lengths and tags are full of them).
+func looksJSON(head []byte) bool {
+	text := bytes.TrimLeft(head, " \t\r\n")
+	return len(text) > 0 && text[0] == '{' && !hasControl(head)
+}
+
+// Kind names the type of a file that is not a regular one: "a named pipe", "a directory".
+func Kind(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
@@ -146,7 +202,7 @@ const requestTag = 0x0A
 // the whole file wins, in the order 4-byte prefix (the file exporter), varint prefix, single
 // request.
 func detect(f io.ReaderAt, head []byte, size int64) (format, error) {
-	if text := bytes.TrimLeft(head, " \t\r\n"); len(text) > 0 && text[0] == '{' && !hasControl(head) {
+	if looksJSON(head) {
 		return formatJSON, nil
 	}
 	switch {
@@ -168,8 +224,7 @@ func detect(f io.ReaderAt, head []byte, size int64) (format, error) {
 	}
 	switch len(plausible) {
 	case 0:
-		return 0, errors.New("unknown format: neither OTLP/JSON, JSON lines, length-delimited OTLP protobuf " +
-			"nor an OTLP protobuf request")
+		return 0, errUnknownFormat
 	case 1:
 		return plausible[0], nil
 	}

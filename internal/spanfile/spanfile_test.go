@@ -291,6 +291,75 @@ func TestJSONLinesStream(t *testing.T) {
 	require.Equal(t, largest, st.peak)
 }
 
+// TestTextBeforeJSON: a UTF-8 byte order mark before the JSON (some editors write one) and
+// leading white space longer than the sniffed head are skipped: the file is read as JSON,
+// not taken for a truncated protobuf length prefix or an unknown format.
+func TestTextBeforeJSON(t *testing.T) {
+	doc, err := os.ReadFile(strands)
+	require.NoError(t, err)
+	want := 0
+	_, err = Read(strands, func(td ptrace.Traces) error { want += td.SpanCount(); return nil })
+	require.NoError(t, err)
+	bom := []byte{0xEF, 0xBB, 0xBF}
+	lines := func(reqs ...ptrace.Traces) []byte {
+		var b []byte
+		for _, td := range reqs {
+			j, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+			require.NoError(t, err)
+			b = append(append(b, j...), '\n')
+		}
+		return b
+	}
+	reqs := perSpan(t)
+	for name, tt := range map[string]struct {
+		content []byte
+		spans   int
+	}{
+		"bom":                     {append(append([]byte{}, bom...), doc...), want},
+		"bom, white space":        {append(append(append([]byte{}, bom...), " \r\n\t"...), doc...), want},
+		"bom, json lines":         {append(append([]byte{}, bom...), lines(reqs...)...), len(reqs)},
+		"5000 spaces":             {append([]byte(strings.Repeat(" ", 5000)), doc...), want},
+		"exactly the head":        {append([]byte(strings.Repeat("\n", headSize)), doc...), want},
+		"3 MiB of white space":    {append([]byte(strings.Repeat(" \n\t\r", 3<<18)), doc...), want},
+		"bom, 5000 spaces, lines": {append(append(append([]byte{}, bom...), strings.Repeat(" ", 5000)...), lines(reqs...)...), len(reqs)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spans := 0
+			st, err := readFile(write(t, "spans.json", tt.content), func(td ptrace.Traces) error { spans += td.SpanCount(); return nil })
+			require.NoError(t, err)
+			require.Equal(t, formatJSON, st.format)
+			require.Equal(t, tt.spans, spans)
+		})
+	}
+
+	// What is not JSON after them is still refused, naming the file.
+	for name, tt := range map[string]struct {
+		content []byte
+		want    string
+	}{
+		"bom only":              {bom, "empty file"},
+		"bom, white space only": {append(append([]byte{}, bom...), strings.Repeat(" ", 9000)...), "empty file"},
+		"white space only":      {[]byte(strings.Repeat("\n", 3*headSize)), "empty file"},
+		"bom, protobuf":         {append(append([]byte{}, bom...), marshal(t, reqs[0])...), "unknown format"},
+		"spaces, then text":     {[]byte(strings.Repeat(" ", 5000) + "hello"), "unknown format"},
+		"spaces, then bad JSON": {[]byte(strings.Repeat(" ", 5000) + `{"resourceSpans": `), "request 1: unexpected end of file inside a JSON value"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := write(t, "f", tt.content)
+			_, err := Read(path, func(ptrace.Traces) error { return nil })
+			require.ErrorContains(t, err, path+": "+tt.want)
+		})
+	}
+}
+
+// TestStatBeforeOpen: a missing file is named by the stat error (nothing was opened).
+func TestStatBeforeOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.json")
+	_, err := Read(path, func(ptrace.Traces) error { return nil })
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, path)
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // FuzzRead: any bytes are read without a panic, and an error always names the file.
