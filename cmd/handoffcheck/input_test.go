@@ -97,8 +97,10 @@ func TestReplaySplitOverNumTraces(t *testing.T) {
 // children were read.
 func TestReplayQuietPeriodIsNotRealTime(t *testing.T) {
 	roots, children := splitFiles(t, 5)
-	o := options{config: splitConfig(t, "{quiet_period: 1ms, max_wait: 1ms}"), endOfInput: true,
-		inputs: []string{roots, children}, report: &runReport{}}
+	o := options{
+		config: splitConfig(t, "{quiet_period: 1ms, max_wait: 1ms}"), endOfInput: true,
+		inputs: []string{roots, children}, report: &runReport{},
+	}
 	o.failOn, _ = parseFailOn(defaultFailOn)
 	o.logger = newLogger(&strings.Builder{}, false)
 	ctx := context.Background()
