@@ -69,7 +69,7 @@ COLLECTOR_SOURCES := $(sort $(shell find $(COMPONENT_DIRS) -path $(TOOLS_MOD) -p
 VERSION := $(shell sed -n 's/^  version: *//p' $(MANIFEST))
 
 .PHONY: all install-tools build run test test-with-cover lint govulncheck bench benchmark loadtest loadtest-profile loadtest-compare scaling performance generate fmt fmt-check vet validate tidy clean e2e-clients prices promtool report-assets chromium \
-	jq goreleaser-check release-snapshot distribution image image-context FORCE
+	jq cmark-gfm goreleaser-check release-snapshot distribution image image-context FORCE
 
 # Content stamps: a build target is rebuilt when the sha256 of its inputs (their paths and
 # contents, the Go toolchain and the recipe, with the checkout's own path left out) differs
@@ -149,12 +149,12 @@ run: $(BINARY) $(REPLAY)
 ## test: goreleaser check, unit and end-to-end tests (e2e tests use _build/otelcol-handoff and
 ## e2e/clients; the alert-rule tests use promtool, the HTML report's test headless Chromium, the
 ## GitHub Action's script jq; the image test buildah or podman where one is installed)
-test: fmt-check lint govulncheck e2e-clients build promtool chromium jq goreleaser-check
+test: fmt-check lint govulncheck e2e-clients build promtool chromium cmark-gfm jq goreleaser-check
 	$(GO) test -race -count=1 ./...
 
 ## test-with-cover: the test suite with statement coverage of the packages it exercises
 ## in process (_build/coverage.out; the e2e tests' built binary is not counted); prints the total
-test-with-cover: fmt-check lint govulncheck e2e-clients build promtool chromium jq goreleaser-check
+test-with-cover: fmt-check lint govulncheck e2e-clients build promtool chromium cmark-gfm jq goreleaser-check
 	$(GO) test -race -count=1 -coverprofile=$(BUILD_DIR)/coverage.out ./...
 	$(GO) tool cover -func=$(BUILD_DIR)/coverage.out | tail -1
 
@@ -172,6 +172,19 @@ jq:
 		sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
 		$$sudo apt-get update; \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends jq=$(JQ_DEB_VERSION); \
+	fi
+
+# cmark-gfm: GitHub's Markdown parser; internal/report's tests render the Markdown report
+# with it (nothing span-derived may become a link, image or emphasis). Debian's package,
+# pinned to the version bookworm offers, installed when missing.
+CMARK_GFM_DEB_VERSION := 0.29.0.gfm.6-6
+cmark-gfm:
+	@if command -v cmark-gfm >/dev/null; then \
+		cmark-gfm --version | head -1; \
+	else \
+		sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+		$$sudo apt-get update; \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends cmark-gfm=$(CMARK_GFM_DEB_VERSION); \
 	fi
 
 ## promtool: install Debian's prometheus package (pinned) when promtool is not on PATH

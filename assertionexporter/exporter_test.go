@@ -307,7 +307,7 @@ func TestFileSource(t *testing.T) {
 	exp, err := newExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg)
 	require.NoError(t, err)
 	require.ErrorContains(t, exp.Start(context.Background(), componenttest.NewNopHost()),
-		"case missing: otelSpansFile: open no/such/spans.json: no such file or directory")
+		"case missing: otelSpansFile: stat no/such/spans.json: no such file or directory")
 	require.NoError(t, exp.Shutdown(context.Background()))
 }
 

@@ -97,8 +97,8 @@ func TestRubricsWithoutJudge(t *testing.T) {
 
 	report, err := os.ReadFile(md)
 	require.NoError(t, err)
-	require.Contains(t, string(report), "| triage -> weather_specialist | RecoveryOnError | 0.00 | 0.50 | 1 | **FAIL** |")
-	require.Contains(t, string(report), "| triage -> weather_specialist | ScopeFidelity | 1.00 | 0.90 | 2 | pass |")
+	require.Contains(t, string(report), `| triage -\> weather\_specialist | RecoveryOnError | 0.00 | 0.50 | 1 | **FAIL** |`)
+	require.Contains(t, string(report), `| triage -\> weather\_specialist | ScopeFidelity | 1.00 | 0.90 | 2 | pass |`)
 	require.Contains(t, string(report), "No judge is configured")
 }
 

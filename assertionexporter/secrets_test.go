@@ -159,7 +159,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	require.Contains(t, judgeErr.Message, "invalid api key [REDACTED]")
 	require.NotNil(t, judged.Judge)
 	require.Equal(t, "the dispatch used key [REDACTED] ([REDACTED]) and mailed [REDACTED:email]", judged.Judge.Reason)
-	require.Contains(t, outputs["Markdown"], "[REDACTED:card]")
+	require.Contains(t, outputs["Markdown"], `\[REDACTED:card\]`) // Markdown-escaped
 	require.Contains(t, outputs["JUnit"], "[REDACTED:card]")
 	require.Contains(t, outputs["logs"], "[REDACTED:card]")
 }

@@ -97,7 +97,7 @@ func TestGatePasses(t *testing.T) {
 	summary, err := os.ReadFile(md)
 	require.NoError(t, err)
 	require.Contains(t, string(summary), "**PASSED**")
-	require.Contains(t, string(summary), "| planner -> researcher | RecoveryOnError | 0.50 | 0.50 | 2 | pass |")
+	require.Contains(t, string(summary), `| planner -\> researcher | RecoveryOnError | 0.50 | 0.50 | 2 | pass |`)
 }
 
 // TestGateFails: the same replay plus the real Strands capture whose tool error is
@@ -117,7 +117,7 @@ func TestGateFails(t *testing.T) {
 
 	summary, err := os.ReadFile(md)
 	require.NoError(t, err)
-	require.Contains(t, string(summary), "| triage -> weather_specialist | RecoveryOnError | 0.00 | 0.85 | 1 | **FAIL** |")
+	require.Contains(t, string(summary), `| triage -\> weather\_specialist | RecoveryOnError | 0.00 | 0.85 | 1 | **FAIL** |`)
 	require.Contains(t, string(summary), "Gates: 1 of 4 failed.")
 	report, err := os.ReadFile(junit)
 	require.NoError(t, err)

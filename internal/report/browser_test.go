@@ -191,3 +191,54 @@ var renderScript = func() string {
 	end := strings.Index(s[start:], "</script>")
 	return s[start+len("<script>") : start+end]
 }()
+
+// TestHTMLLargeDiagramInChromium: a trace of some hundreds of agents (under Mermaid's
+// bounds) is drawn, one over them has the page's note instead of a diagram, and the page
+// says it rendered the one diagram it has. A diagram over the bounds that reached the page
+// anyway is drawn by Mermaid as its "Maximum text size in diagram exceeded" box: the page
+// marks that as a failed render, never as rendered.
+func TestHTMLLargeDiagramInChromium(t *testing.T) {
+	browser := chromium(t)
+	renderer := pinnedRenderer(t)
+	run, small, _ := wideRun(t, 250, 1000)
+	graph, ok := drawable(run.pictures[small])
+	require.True(t, ok)
+	require.Greater(t, len(graph), maxDiagramText/2, "a large diagram, over half the bound")
+	page := string(run.html(renderer))
+	dom := render(t, browser, page, "--dump-dom")
+	require.Equal(t, `<body class="rendered" data-rendered="1">`, regexp.MustCompile(`<body[^>]*>`).FindString(dom))
+	require.Equal(t, 1, strings.Count(dom, `aria-roledescription="flowchart-v2"`))
+	sections := strings.Join(regexp.MustCompile(`(?s)<section class="trace".*?</section>`).FindAllString(dom, -1), "\n")
+	require.Contains(t, sections, "weather_specialist_249")
+	require.Contains(t, sections, `<p class="note diagram-too-large">Diagram too large to draw: 1000 agents, 999 handoffs; see the failures table.</p>`)
+	require.NotContains(t, sections, "Maximum text size")
+
+	over := mermaidGraph(wideDag(1000))
+	require.Greater(t, len(over), maxDiagramText)
+	var b bytes.Buffer
+	require.NoError(t, pageTemplate.Execute(&b, htmlPage{
+		Verdict: "FAILED", Traces: []htmlTrace{{TraceID: "t1", Graph: over}}, Mermaid: template.JS(renderer), //nolint:gosec // the pinned renderer
+	}))
+	dom = render(t, browser, b.String(), "--dump-dom")
+	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
+	require.Contains(t, body, `class="render-failed"`)
+	require.Contains(t, body, `data-render-error="diagram 1 of 1 was not drawn: Maximum text size in diagram exceeded"`)
+	require.NotContains(t, body, "data-rendered")
+}
+
+// TestHTMLHostileNamesInChromium: names from spans are drawn as the text they are: no link
+// or markup of theirs is drawn, and Mermaid entity codes and HTML entities in a name are
+// shown as written (not decoded into the characters they stand for).
+func TestHTMLHostileNamesInChromium(t *testing.T) {
+	browser := chromium(t)
+	dom := render(t, browser, string(hostileRun(t).html(pinnedRenderer(t))), "--dump-dom")
+	require.Equal(t, `<body class="rendered" data-rendered="1">`, regexp.MustCompile(`<body[^>]*>`).FindString(dom))
+	svg := regexp.MustCompile(`(?s)<pre class="mermaid"[^>]*>.*?</pre>`).FindString(dom)
+	require.Contains(t, svg, `aria-roledescription="flowchart-v2"`)
+	require.NotContains(t, svg, "<a ")
+	require.NotContains(t, svg, "<i>")
+	require.NotContains(t, svg, "<img")
+	require.Contains(t, svg, "#lt;a href=https://evil.example#gt;click#lt;/a#gt; &amp;lt;i&amp;gt;")
+	require.Contains(t, svg, "[Approve](https://evil.example) ![t](https://evil.example/p.…")
+	require.Contains(t, svg, `tri\u200bage\ufeff`)
+}

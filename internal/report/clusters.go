@@ -128,7 +128,7 @@ func (r *Run) htmlClusters(p *htmlPage) {
 	}
 	for _, g := range s.Groups {
 		hs := htmlSignature{
-			Cluster: string(g.Cluster), Signature: g.Signature, Case: textsafe.Escape(g.Case), Assertion: htmlText(groupStep(g)),
+			Cluster: string(g.Cluster), Signature: g.Signature, Case: htmlName(g.Case), Assertion: htmlText(groupStep(g)),
 			FirstSeen: seenAt(g.FirstSeen), LastSeen: seenAt(g.LastSeen), Message: htmlText(g.Message), Fix: htmlText(g.ImmediateFix),
 			Count: g.Count, Traces: g.Traces,
 		}

@@ -49,10 +49,10 @@ func TestGateReports(t *testing.T) {
 		"2 failures are per-handoff rubric scores that the gates decide. Gates: 1 of 2 failed.\n")
 	require.Contains(t, md, "## Gates\n\nJudge: `gpt-4o-mini`, prompt template `handoff_v1`, temperature 0, 3 samples per verdict (majority).\n\n"+
 		"| pair | axis | mean score | threshold | handoffs | gate |\n|---|---|---:|---:|---:|---|\n"+
-		"| planner -> critic | ScopeFidelity | 0.50 | 0.50 | 2 | pass |\n"+
-		"| planner -> researcher | ScopeFidelity | 0.50 | 0.90 | 2 | **FAIL** |\n"+
-		"| planner -> researcher | ResultIntegration | 1.00 | – | 1 | no threshold |\n")
-	require.Contains(t, md, "| seams | EXPECT_HANDOFF_RUBRICS#2.ScopeFidelity planner -> critic (span 00000000000000a1) | `a1` | fail (gated) |")
+		`| planner -\> critic | ScopeFidelity | 0.50 | 0.50 | 2 | pass |`+"\n"+
+		`| planner -\> researcher | ScopeFidelity | 0.50 | 0.90 | 2 | **FAIL** |`+"\n"+
+		`| planner -\> researcher | ResultIntegration | 1.00 | – | 1 | no threshold |`+"\n")
+	require.Contains(t, md, "| seams | EXPECT\\_HANDOFF\\_RUBRICS\\#2.ScopeFidelity planner -\\> critic \\(span 00000000000000a1\\) | `a1` | fail (gated) |")
 
 	junit := string(run.JUnit())
 	require.Contains(t, junit, `<testsuite name="seams" tests="5" failures="0" errors="0" skipped="0">`, "gated failures do not fail the suite")

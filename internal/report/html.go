@@ -116,8 +116,10 @@ type htmlRow struct {
 
 type htmlTrace struct {
 	TraceID, Service, Source, Failed, Graph string
-	Notes                                   []string
-	Handoffs                                []htmlHandoff
+	// TooLarge says why the trace's diagram is not drawn (empty: Graph is drawn).
+	TooLarge string
+	Notes    []string
+	Handoffs []htmlHandoff
 }
 
 type htmlHandoff struct {
@@ -152,17 +154,17 @@ func (r *Run) page() htmlPage {
 	p.Summary = summary
 	for _, c := range r.cases {
 		n := r.byCase[c]
-		p.Cases = append(p.Cases, htmlCount{textsafe.Escape(c), n.Pass, n.Fail, n.Error, n.Skipped})
+		p.Cases = append(p.Cases, htmlCount{htmlName(c), n.Pass, n.Fail, n.Error, n.Skipped})
 	}
 	p.Total = htmlCount{"total", t.Pass, t.Fail, t.Error, t.Skipped}
 	if len(gates) > 0 || r.gates.Enabled() {
 		p.Judge = "No judge is configured: scores come from the deterministic checks alone (0 or 1)."
 		if r.judge != nil {
 			p.Judge = fmt.Sprintf("Judge: %s, prompt template %s, temperature 0, %s per verdict (majority).",
-				textsafe.Escape(r.judge.Model), r.judge.Template, textsafe.Plural(r.judge.Samples, "sample", "samples"))
+				htmlName(r.judge.Model), r.judge.Template, textsafe.Plural(r.judge.Samples, "sample", "samples"))
 		}
 		for _, g := range gates {
-			hg := htmlGate{Pair: textsafe.Escape(g.Pair()), Axis: g.Axis, Score: fmt.Sprintf("%.2f", g.Score), Threshold: "–", Samples: g.Samples}
+			hg := htmlGate{Pair: htmlName(g.Pair()), Axis: g.Axis, Score: fmt.Sprintf("%.2f", g.Score), Threshold: "–", Samples: g.Samples}
 			if g.Threshold != nil {
 				hg.Threshold = fmt.Sprintf("%.2f", *g.Threshold)
 			}
@@ -202,7 +204,7 @@ func (r *Run) page() htmlPage {
 		if !ok {
 			gi = len(p.Groups)
 			groupOf[rec.Case] = gi
-			p.Groups = append(p.Groups, htmlGroup{Case: textsafe.Escape(rec.Case), Anchor: anchor(rec.Case)})
+			p.Groups = append(p.Groups, htmlGroup{Case: htmlName(rec.Case), Anchor: anchor(rec.Case)})
 		}
 		outcome := string(rec.Outcome)
 		if rec.Gated && rec.Outcome == rules.Fail {
@@ -214,9 +216,9 @@ func (r *Run) page() htmlPage {
 		}
 		if d := r.pictures[rec.TraceID]; d != nil {
 			row.Drawn = true
-			row.Where = strings.Join(traceTitle(d), ", ")
+			row.Where = strings.Join(traceTitle(d, htmlName), ", ")
 		} else if src := r.sources[rec.TraceID]; src != "" {
-			row.Where = "file " + textsafe.Escape(src)
+			row.Where = "file " + htmlName(src)
 		}
 		p.Groups[gi].Rows = append(p.Groups[gi].Rows, row)
 		p.Groups[gi].Count++
@@ -227,12 +229,14 @@ func (r *Run) page() htmlPage {
 	r.htmlClusters(&p)
 	for _, id := range r.pictureIDs() {
 		d := r.pictures[id]
-		ht := htmlTrace{
-			TraceID: id, Service: textsafe.Escape(d.service), Source: textsafe.Escape(d.source),
-			Graph: mermaidGraph(d),
+		ht := htmlTrace{TraceID: id, Service: htmlName(d.service), Source: htmlName(d.source)}
+		if graph, ok := drawable(d); ok {
+			ht.Graph = graph
+		} else {
+			ht.TooLarge = tooLargeMessage(d)
 		}
 		for _, n := range d.notes {
-			ht.Notes = append(ht.Notes, textsafe.Escape(n))
+			ht.Notes = append(ht.Notes, htmlText(n))
 		}
 		if f := failedBy[id]; len(f) > 0 {
 			more := ""
@@ -246,13 +250,13 @@ func (r *Run) page() htmlPage {
 			if len(e.content) == 0 && !e.failed() {
 				continue
 			}
-			h := htmlHandoff{Failed: e.failed(), Title: fmt.Sprintf("%s → %s (%s)", textsafe.Escape(d.nodes[e.from].name),
-				textsafe.Escape(d.nodes[e.to].name), e.detection)}
+			h := htmlHandoff{Failed: e.failed(), Title: fmt.Sprintf("%s → %s (%s)", htmlName(d.nodes[e.from].name),
+				htmlName(d.nodes[e.to].name), htmlName(e.detection))}
 			if e.failed() {
-				h.Title += ": ✗ " + textsafe.Escape(strings.Join(e.failures, "; "))
+				h.Title += ": ✗ " + htmlText(strings.Join(e.failures, "; "))
 			}
 			for _, c := range e.content {
-				h.Parts = append(h.Parts, htmlPart{Label: c.label, Text: multiline(c.text)})
+				h.Parts = append(h.Parts, htmlPart{Label: htmlName(c.label), Text: multiline(c.text)})
 			}
 			if len(h.Parts) == 0 {
 				h.Parts = []htmlPart{{Label: "no content captured on this handoff", Text: ""}}
@@ -274,11 +278,14 @@ func (r *Run) pictureIDs() []string {
 	return ids
 }
 
-// htmlText is one line of span-derived text, bounded like a Markdown cell (without the
-// Markdown escapes: the template escapes for HTML).
-func htmlText(s string) string {
-	return truncateRunes(strings.Join(strings.Fields(textsafe.Escape(s)), " "), 4*maxCell)
-}
+// htmlText is one line of span-derived text (a message, an expected or actual value), at
+// most 4*maxCell characters (see line; the template escapes for HTML).
+func htmlText(s string) string { return line(s, 4*maxCell) }
+
+// htmlName is a name from span data (a service, a file, an agent, a case) as one line of
+// at most maxCell characters, as the Markdown report writes it (see line; the template
+// escapes for HTML).
+func htmlName(s string) string { return line(s, maxCell) }
 
 // multiline escapes each line of a text and keeps the line breaks.
 func multiline(s string) string {

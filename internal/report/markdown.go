@@ -106,10 +106,7 @@ func (r *Run) Markdown() []byte {
 	for _, id := range ids {
 		d := r.pictures[id]
 		fmt.Fprintf(&b, "\n### Trace `%s`", id)
-		if t := traceTitle(d); len(t) > 0 {
-			for i := range t {
-				t[i] = cellN(t[i], maxCell)
-			}
+		if t := traceTitle(d, cell); len(t) > 0 {
 			b.WriteString(" (" + strings.Join(t, ", ") + ")")
 		}
 		b.WriteString("\n\n")
@@ -130,7 +127,11 @@ func (r *Run) Markdown() []byte {
 		if len(d.notes) > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(mermaid(d))
+		if graph, ok := drawable(d); ok {
+			b.WriteString("```mermaid\n" + graph + "```\n")
+		} else {
+			b.WriteString(tooLargeMessage(d) + "\n")
+		}
 	}
 	return b.Bytes()
 }
@@ -143,8 +144,8 @@ func (r *Run) gateSection(b *bytes.Buffer, gates []gate.Result) {
 	}
 	b.WriteString("\n## Gates\n\n")
 	if r.judge != nil {
-		fmt.Fprintf(b, "Judge: `%s`, prompt template `%s`, temperature 0, %s per verdict (majority).\n\n",
-			cellN(r.judge.Model, 80), r.judge.Template, textsafe.Plural(r.judge.Samples, "sample", "samples"))
+		fmt.Fprintf(b, "Judge: %s, prompt template `%s`, temperature 0, %s per verdict (majority).\n\n",
+			code(r.judge.Model, 80), r.judge.Template, textsafe.Plural(r.judge.Samples, "sample", "samples"))
 	} else {
 		b.WriteString("No judge is configured: scores come from the deterministic checks alone (0 or 1).\n\n")
 	}
@@ -182,9 +183,29 @@ func stepName(res rules.Result) string {
 	return name
 }
 
-// mermaid draws a DAG in a Markdown fence (see mermaidGraph).
-func mermaid(d *dag) string {
-	return "```mermaid\n" + mermaidGraph(d) + "```\n"
+// Mermaid's own bounds on one diagram, as the HTML report sets them (assets/report.html.tmpl)
+// and as GitHub draws a Markdown summary's diagrams (Mermaid's defaults): a longer source is
+// drawn as the one box "Maximum text size in diagram exceeded", more arrows are an error.
+const (
+	maxDiagramText  = 50_000
+	maxDiagramEdges = 500
+)
+
+// drawable is the DAG's Mermaid source (see mermaidGraph), and false when Mermaid would not
+// draw it (over maxDiagramText or maxDiagramEdges).
+func drawable(d *dag) (string, bool) {
+	if len(d.edges) > maxDiagramEdges {
+		return "", false
+	}
+	graph := mermaidGraph(d)
+	// The length Mermaid checks is in UTF-16 code units, never more than the bytes here.
+	return graph, len(graph) <= maxDiagramText
+}
+
+// tooLargeMessage is written in place of a diagram that Mermaid would not draw.
+func tooLargeMessage(d *dag) string {
+	return fmt.Sprintf("Diagram too large to draw: %s, %s; see the failures table.",
+		textsafe.Plural(len(d.nodes), "agent", "agents"), textsafe.Plural(len(d.edges), "handoff", "handoffs"))
 }
 
 // Colours of the drawing: a failure in red, passing parts neutral.
@@ -317,14 +338,15 @@ func formatDuration(ms float64) string {
 	return fmt.Sprintf("%.1f min", ms/60000)
 }
 
-// traceTitle names a trace with its service and source file, when known.
-func traceTitle(d *dag) []string {
+// traceTitle names a trace with its service and source file, when known, each made safe
+// by escape (cell, htmlName).
+func traceTitle(d *dag, escape func(string) string) []string {
 	var out []string
 	if d.service != "" {
-		out = append(out, "service "+d.service)
+		out = append(out, "service "+escape(d.service))
 	}
 	if d.source != "" {
-		out = append(out, "file "+d.source)
+		out = append(out, "file "+escape(d.source))
 	}
 	return out
 }
@@ -412,20 +434,26 @@ func writeNodes(b *strings.Builder, d *dag) {
 	}
 }
 
-// mermaidText makes trace data safe inside a quoted Mermaid label and a Markdown fence.
+// mermaidText makes trace data safe inside a quoted Mermaid label and a Markdown fence: one
+// line of at most 60 characters (see line) whose quotes, markup, backticks and pipes are
+// Mermaid entity codes, and whose "#" and "&" are too, so that a name such as
+// "#lt;b#gt;" or "&lt;b&gt;" is drawn as written, not decoded into "<b>".
 func mermaidText(s string) string {
-	s = truncateRunes(strings.Join(strings.Fields(textsafe.Escape(s)), " "), 60)
-	r := strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "`", "#96;", "|", "#124;")
-	return r.Replace(s)
+	return mermaidEscaper.Replace(line(s, 60))
 }
 
-// cell makes text safe for one Markdown table cell: one line of at most maxCell
-// characters, control characters escaped (a newline shows as \n); `code spans` are kept (with their pipes escaped), and outside them the
-// characters that would start emphasis, code, HTML or a new cell are backslash-escaped.
+var mermaidEscaper = strings.NewReplacer(`#`, "#35;", `&`, "#38;", `"`, "#quot;", "<", "#lt;", ">", "#gt;", "`", "#96;", "|", "#124;")
+
+// cell makes span-derived text safe for one Markdown table cell: one line of at most maxCell
+// characters (see line: control, bidi and invisible characters escaped, a newline shows as
+// \n). `Code spans` are kept, with their pipes escaped; outside them every character that
+// Markdown or GitHub's extensions would act on is backslash-escaped (markdownEscaper), so
+// the text can open no link, image, emphasis, strikethrough, HTML, entity, autolink or new
+// cell.
 func cell(s string) string { return cellN(s, maxCell) }
 
 func cellN(s string, n int) string {
-	s = truncateRunes(strings.Join(strings.Fields(textsafe.Escape(s)), " "), n)
+	s = line(s, n)
 	parts := strings.Split(s, "`")
 	if len(parts)%2 == 0 { // an unpaired backtick (e.g. cut by the truncation) is text
 		parts[len(parts)-2] += "`" + parts[len(parts)-1]
@@ -433,23 +461,80 @@ func cellN(s string, n int) string {
 	}
 	var b strings.Builder
 	for i, p := range parts {
-		if i%2 == 1 {
+		// An empty code span ("``") is text: written as a span, its two backticks would be
+		// one run of two, which CommonMark pairs with the next run of two, and the kept
+		// spans would no longer open and close where they are written here (the text of
+		// one could end up outside any span, unescaped).
+		if i%2 == 1 && p != "" {
 			b.WriteString("`" + strings.ReplaceAll(p, "|", `\|`) + "`")
 			continue
+		}
+		if i%2 == 1 {
+			p = "``"
 		}
 		b.WriteString(markdownEscaper.Replace(p))
 	}
 	return b.String()
 }
 
+// code writes span-derived text as one Markdown code span outside a table (at most n
+// characters, see line): its fence is longer than any run of backticks in it.
+func code(s string, n int) string {
+	s = line(s, n)
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// markdownEscaper backslash-escapes, in text outside code spans, every character that can
+// start Markdown inline syntax: \ ` * _ ~ (emphasis, code, strikethrough), [ ] ( ) ! (links,
+// images), < > & (HTML, autolinks, entities), | (a new cell), # $ @ (headings, math,
+// mentions); and it breaks GitHub's extended autolinks of bare http://, https://, ftp://
+// and www. addresses (their ":" or "." escaped).
 var markdownEscaper = strings.NewReplacer(
-	`\`, `\\`, "`", "\\`", "*", `\*`, "<", `\<`, "|", `\|`,
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "~", `\~`,
+	"[", `\[`, "]", `\]`, "(", `\(`, ")", `\)`, "!", `\!`,
+	"<", `\<`, ">", `\>`, "&", `\&`, "|", `\|`, "#", `\#`, "$", `\$`, "@", `\@`,
+	"://", `\://`, "www.", `www\.`,
 )
 
-func truncateRunes(s string, n int) string {
-	runes := []rune(s)
-	if len(runes) <= n {
-		return s
+// line is span-derived text as one line of at most n characters: control, bidi and
+// invisible characters escaped (textsafe.Escape), each run of white space one space, a cut
+// marked "…". Only the first bytes of a long text are read, so a name of 10 MB costs no
+// more than a short one (at 4 bytes a character and the white space collapsed, the cut
+// may come sooner than n characters).
+func line(s string, n int) string {
+	cut := false
+	if limit := 4*n + 64; len(s) > limit {
+		s, cut = textsafe.Cut(s, limit), true
 	}
-	return string(runes[:n]) + "…"
+	s = strings.Join(strings.Fields(textsafe.Escape(s)), " ")
+	if t := truncateRunes(s, n); t != s || !cut {
+		return t
+	}
+	return s + "…"
+}
+
+// truncateRunes cuts s after n characters and marks the cut with "…"; it reads only as far
+// as the cut.
+func truncateRunes(s string, n int) string {
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i] + "…"
+		}
+		count++
+	}
+	return s
 }

@@ -54,6 +54,9 @@ func TestReportsRedactAndEscape(t *testing.T) {
 		for _, s := range []string{secretCard, secretEmail, secretKey, "4111111111111111"} {
 			require.NotContains(t, out, s, name)
 		}
+		if name == "markdown" { // the mask's brackets are escaped as all span text's are
+			out = strings.NewReplacer(`\[`, "[", `\]`, "]", `\_`, "_").Replace(out)
+		}
 		require.Contains(t, out, "[REDACTED:card]", name)
 		require.Contains(t, out, "[REDACTED:api_key]", name)
 		require.NotContains(t, out, "\x1b", name)
@@ -65,6 +68,7 @@ func TestReportsRedactAndEscape(t *testing.T) {
 	md := string(run.Markdown())
 	require.Contains(t, md, `no matching call of charge\\nFAIL forged line`)
 	require.Contains(t, md, `n1["<b>evil\nFAIL fake \x1b[31m [REDACTED:email]</b><br/>`, "the picture's agent names too")
+	require.Contains(t, md, `\[REDACTED:card\] for \[REDACTED:email\]`)
 	require.Equal(t, "the payload carried "+secretKey, results[0].Judge.Reason, "the caller's results are not changed")
 }
 
@@ -77,8 +81,8 @@ func TestReportsCustomPolicy(t *testing.T) {
 	run.SetRedaction(p)
 	run.Add(b.Graph(), results)
 	md := string(run.Markdown())
-	require.Contains(t, md, secretEmail, "email detector off")
-	require.Contains(t, md, "no matching call of [REDACTED]")
+	require.Contains(t, md, `jane.doe\@example.com`, "email detector off")
+	require.Contains(t, md, `no matching call of \[REDACTED\]`)
 	require.NotContains(t, md, secretCard)
 
 	path := filepath.Join(t.TempDir(), "r.jsonl")

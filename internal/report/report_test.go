@@ -190,13 +190,17 @@ func TestPictureBound(t *testing.T) {
 }
 
 func TestCell(t *testing.T) {
-	require.Equal(t, "a \\| b \\<script> `x \\| y` \\*bold\\*", cell("a | b <script> `x | y` *bold*"))
+	require.Equal(t, "a \\| b \\<script\\> `x \\| y` \\*bold\\*", cell("a | b <script> `x | y` *bold*"))
 	require.Equal(t, `one\\n line`, cell("one\n  line"), "a newline shows as \\n (its backslash escaped for Markdown)")
-	require.Equal(t, `esc\\x1b[2J bidi\\u202e`, cell("esc\x1b[2J bidi\u202e"))
+	require.Equal(t, `esc\\x1b\[2J bidi\\u202e zw\\u200b`, cell("esc\x1b[2J bidi\u202e zw\u200b"))
 	require.Equal(t, `evil\nagent`, mermaidText("evil\nagent"))
 	require.Equal(t, "unpaired \\` tick", cell("unpaired ` tick"))
+	require.Equal(t, "`a` \\`\\` b", cell("`a` `` b"), "an empty code span is text")
+	require.Equal(t, "`gpt-4o_mini`", code("gpt-4o_mini", 80))
+	require.Equal(t, "`` a`b\\n ``", code("a`b\n", 80), "a fence longer than the backticks inside")
 	require.Equal(t, strings.Repeat("x", maxCell)+"…", cell(strings.Repeat("x", maxCell+10)))
 	require.Equal(t, "#quot;a#quot; #lt;b#gt; #96; #124;", mermaidText("\"a\" <b> ` |"))
+	require.Equal(t, "#35;lt;a href=x#35;gt; #35;quot;", mermaidText("#lt;a href=x#gt; #quot;"), "Mermaid's entity codes stay text")
 	require.Equal(t, "ok \uFFFD", clean("ok \x01"))
 	require.Equal(t, "bad \uFFFD", clean("bad \xff"))
 }
