@@ -3,9 +3,10 @@ package assertionexporter
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +55,7 @@ func unconvertible(err error, path string) (string, *mapstructure.UnconvertibleT
 		return path, e
 	case *mapstructure.DecodeError:
 		if e.Name() != "" {
-			path = join(path, e.Name())
+			path = confcheck.Join(path, e.Name())
 		}
 		return unconvertible(e.Unwrap(), path)
 	case interface{ Unwrap() []error }:
@@ -88,7 +89,7 @@ var stepFields = func() map[string]reflect.Type {
 	out := map[string]reflect.Type{"action": reflect.TypeFor[string](), "name": reflect.TypeFor[string]()}
 	for _, action := range rules.StepActions() {
 		kind, _ := rules.NewStepKind(action)
-		for n, ft := range fieldsOf(reflect.TypeOf(kind).Elem()) {
+		for n, ft := range confcheck.Fields(reflect.TypeOf(kind).Elem()) {
 			out[n] = ft
 		}
 	}
@@ -121,7 +122,7 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 	case stepType:
 		m, ok := v.(map[string]any)
 		if !ok {
-			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(sortedFieldNames(stepFields), ", "), confcheck.Describe(v))
+			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(slices.Sorted(maps.Keys(stepFields)), ", "), confcheck.Describe(v))
 			return
 		}
 		k.keys(path, m, stepFields)
@@ -131,10 +132,10 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(sortedFieldNames(fieldsOf(t)), ", "), confcheck.Describe(v))
+			k.bad(path, "must be a map of keys (%s), got %s", strings.Join(slices.Sorted(maps.Keys(confcheck.Fields(t))), ", "), confcheck.Describe(v))
 			return
 		}
-		k.keys(path, m, fieldsOf(t))
+		k.keys(path, m, confcheck.Fields(t))
 	case reflect.Slice, reflect.Array:
 		if _, ok := v.(string); ok && t.Elem().Kind() == reflect.String {
 			return // "a,b" is the list [a, b]
@@ -153,8 +154,8 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 			k.bad(path, "must be a map, got %s", confcheck.Describe(v))
 			return
 		}
-		for _, key := range sortedMapKeys(m) {
-			k.value(join(path, key), m[key], t.Elem())
+		for _, key := range slices.Sorted(maps.Keys(m)) {
+			k.value(confcheck.Join(path, key), m[key], t.Elem())
 		}
 	case reflect.String:
 		switch v.(type) {
@@ -187,13 +188,13 @@ func (k *keyChecker) value(path string, v any, t reflect.Type) {
 
 // keys checks a map against a struct's keys: unknown keys with the nearest valid one.
 func (k *keyChecker) keys(path string, m map[string]any, fields map[string]reflect.Type) {
-	for _, key := range sortedMapKeys(m) {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
 		ft, ok := fields[key]
 		if !ok {
-			k.errs = append(k.errs, confcheck.UnknownKey(join(path, key), sortedFieldNames(fields)))
+			k.errs = append(k.errs, confcheck.UnknownKey(confcheck.Join(path, key), slices.Sorted(maps.Keys(fields))))
 			continue
 		}
-		k.value(join(path, key), m[key], ft)
+		k.value(confcheck.Join(path, key), m[key], ft)
 	}
 }
 
@@ -211,14 +212,14 @@ func (k *keyChecker) toolCall(path string, v any) {
 	case map[string]any:
 		if len(v) != 1 {
 			k.bad(path, "an expected_tool_calls item is a tool name or a one-key map `tool: expression`, got keys %s",
-				strings.Join(sortedMapKeys(v), ", "))
+				strings.Join(slices.Sorted(maps.Keys(v)), ", "))
 			return
 		}
 		for tool, expr := range v {
 			switch expr.(type) {
 			case nil, string, bool, int, int64, uint64, float64:
 			default:
-				k.bad(join(path, tool), "the expression must be a string, got %s", confcheck.Describe(expr))
+				k.bad(confcheck.Join(path, tool), "the expression must be a string, got %s", confcheck.Describe(expr))
 			}
 		}
 	default:
@@ -233,47 +234,15 @@ func (k *keyChecker) children(path string, v any) {
 		k.bad(path, "must be a map from agent name to assertions, got %s", confcheck.Describe(v))
 		return
 	}
-	for _, name := range sortedMapKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		spec := m[name]
 		if _, ok := spec.(map[string]any); !ok && spec != nil {
-			k.bad(join(path, name), "must be a map of assertions (%s), got %s",
-				strings.Join(sortedFieldNames(fieldsOf(childSpecType)), ", "), confcheck.Describe(spec))
+			k.bad(confcheck.Join(path, name), "must be a map of assertions (%s), got %s",
+				strings.Join(slices.Sorted(maps.Keys(confcheck.Fields(childSpecType))), ", "), confcheck.Describe(spec))
 			continue
 		}
-		k.value(join(path, name), spec, childSpecType)
+		k.value(confcheck.Join(path, name), spec, childSpecType)
 	}
-}
-
-// fieldsOf lists the keys of a struct: the seed tag (seed-000 step kinds decode themselves
-// by it), else the mapstructure tag; squashed structs lend their keys.
-func fieldsOf(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		if seed := f.Tag.Get("seed"); seed != "" {
-			out[seed] = f.Type // seed-000 steps decode themselves by it
-			continue
-		}
-		tag := f.Tag.Get("mapstructure")
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "-" {
-			continue
-		}
-		if strings.Contains(","+opts+",", ",squash,") {
-			for n, ft := range fieldsOf(f.Type) {
-				out[n] = ft
-			}
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
 }
 
 // wholeNumber is v as an integer when it is one (YAML gives int; 3.0 counts).
@@ -309,29 +278,4 @@ func kindWords(t reflect.Type) string {
 		return "a map"
 	}
 	return "a value of another kind"
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func sortedMapKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedFieldNames(fields map[string]reflect.Type) []string {
-	names := make([]string, 0, len(fields))
-	for n := range fields {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

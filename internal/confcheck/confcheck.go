@@ -7,9 +7,10 @@ package confcheck
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -82,10 +83,10 @@ func walkDurations(path string, v any, t reflect.Type, errs *[]error) {
 		if !ok {
 			return
 		}
-		fields := fieldsOf(t)
-		for _, k := range sortedKeys(m) {
+		fields := Fields(t)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if ft, ok := fields[k]; ok {
-				walkDurations(join(path, k), m[k], ft, errs)
+				walkDurations(Join(path, k), m[k], ft, errs)
 			}
 		}
 	case reflect.Slice, reflect.Array:
@@ -101,23 +102,15 @@ func walkDurations(path string, v any, t reflect.Type, errs *[]error) {
 		if !ok {
 			return
 		}
-		for _, k := range sortedKeys(m) {
-			walkDurations(join(path, k), m[k], t.Elem(), errs)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			walkDurations(Join(path, k), m[k], t.Elem(), errs)
 		}
 	}
 }
 
 // Keys lists the mapstructure keys of the struct type t, sorted; a squashed struct lends
 // its keys.
-func Keys(t reflect.Type) []string {
-	fields := fieldsOf(t)
-	names := make([]string, 0, len(fields))
-	for n := range fields {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Keys(t reflect.Type) []string { return slices.Sorted(maps.Keys(Fields(t))) }
 
 // UnknownKey is the error for the key at path, which is none of valid: with the nearest
 // valid key when one is close, else with the list.
@@ -207,13 +200,18 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// fieldsOf maps the mapstructure keys of a struct type to their field types; squashed
-// structs lend their keys, `-` fields have none.
-func fieldsOf(t reflect.Type) map[string]reflect.Type {
+// Fields maps the keys of a struct type to their field types: the seed tag (seed-000 step
+// kinds decode themselves by it), else the mapstructure tag; squashed structs lend their
+// keys, `-` fields have none.
+func Fields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
+			continue
+		}
+		if seed := f.Tag.Get("seed"); seed != "" {
+			out[seed] = f.Type
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
@@ -225,9 +223,7 @@ func fieldsOf(t reflect.Type) map[string]reflect.Type {
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
-			for n, nt := range fieldsOf(ft) {
-				out[n] = nt
-			}
+			maps.Copy(out, Fields(ft))
 			continue
 		}
 		if name == "" {
@@ -238,18 +234,10 @@ func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-func join(path, key string) string {
+// Join is the path of key under path (cases[0].steps: path.key; the top level: key).
+func Join(path, key string) string {
 	if path == "" {
 		return key
 	}
 	return path + "." + key
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
