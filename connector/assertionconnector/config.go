@@ -89,9 +89,9 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 const (
 	defaultMetricsFlushInterval = 15 * time.Second
 	defaultMaxAgents            = 100
-	// minMetricsFlushInterval: each flush builds and sends every series; a shorter interval
-	// is a typo (15ms for 15s), and would keep a core busy.
-	minMetricsFlushInterval = time.Second
+	// minMetricsFlushInterval: each flush builds and sends every series; below it the flush
+	// loop would keep a core busy (tests flush every 100ms).
+	minMetricsFlushInterval = 100 * time.Millisecond
 	// maxMaxAgents keeps the per-agent series (a handful of histograms per agent and per
 	// agent pair) within what a Prometheus instance takes without notice.
 	maxMaxAgents = 10000

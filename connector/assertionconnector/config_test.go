@@ -59,7 +59,7 @@ func TestLoadConfig(t *testing.T) {
 
 func TestInvalidConfigs(t *testing.T) {
 	for file, want := range map[string]string{
-		"invalid_metrics_flush_interval.yaml": "metrics_flush_interval: must be at least 1s, got 0s",
+		"invalid_metrics_flush_interval.yaml": "metrics_flush_interval: must be at least 100ms, got 0s",
 		"invalid_max_agents.yaml":             "max_agents: must be between 1 and 10000, got 0",
 		"invalid_case_cel.yaml":               "cases[0] (bad).when",
 	} {
@@ -130,10 +130,10 @@ func TestOwnKeysRejectedAtLoad(t *testing.T) {
 // an interval under a second is refused: every flush builds and sends all series.
 func TestMetricsFlushIntervalBounds(t *testing.T) {
 	for doc, want := range map[string]string{
-		"metrics_flush_interval: 0":     "metrics_flush_interval: must be at least 1s, got 0s",
-		"metrics_flush_interval: 100ms": "metrics_flush_interval: must be at least 1s, got 100ms",
-		"metrics_flush_interval: -5s":   "metrics_flush_interval: must be at least 1s, got -5s",
-		"metrics_flush_interval: 1s":    "",
+		"metrics_flush_interval: 0":     "metrics_flush_interval: must be at least 100ms, got 0s",
+		"metrics_flush_interval: 15ms":  "metrics_flush_interval: must be at least 100ms, got 15ms",
+		"metrics_flush_interval: -5s":   "metrics_flush_interval: must be at least 100ms, got -5s",
+		"metrics_flush_interval: 100ms": "",
 		"metrics_flush_interval: 1m":    "",
 	} {
 		t.Run(doc, func(t *testing.T) {
