@@ -247,7 +247,11 @@ func newPipeline(ctx context.Context, o options) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &pipeline{index: newTraceIndex(graphOpts)}
+	policy, err := ecfg.Redaction.Compile(ecfg.Judge.Redact...)
+	if err != nil {
+		return nil, fmt.Errorf("exporters.%s: %w", expID, err)
+	}
+	pl := &pipeline{index: newTraceIndex(graphOpts, policy.Redact)}
 	for _, c := range ecfg.Cases {
 		pl.cases = append(pl.cases, c.Name)
 	}

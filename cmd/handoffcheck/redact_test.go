@@ -18,7 +18,11 @@ func TestConsoleLinesRedactedAndEscaped(t *testing.T) {
 	b := tr.New(0x3c)
 	root := b.Agent(nil, "triage", 0, 100)
 	b.Agent(root, "evil\nFAIL forged \x1b[2J jane.doe@example.com", 10, 90)
-	raw, err := (&ptrace.JSONMarshaler{}).MarshalTraces(b.Traces())
+	td := b.Traces()
+	for _, rs := range td.ResourceSpans().All() {
+		rs.Resource().Attributes().PutStr("service.name", "billing-4111111111111111") // trace data too
+	}
+	raw, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
 	require.NoError(t, err)
 	spans := filepath.Join(t.TempDir(), "trace.json")
 	require.NoError(t, os.WriteFile(spans, raw, 0o644))
@@ -36,6 +40,8 @@ func TestConsoleLinesRedactedAndEscaped(t *testing.T) {
 	for _, l := range lines[1:] {
 		require.False(t, strings.HasPrefix(l, "FAIL forged"), "a forged line: %q", out)
 	}
+	require.Contains(t, lines[0], "service billing-[REDACTED:card])")
 	require.NotContains(t, out, "jane.doe@example.com")
+	require.NotContains(t, out, "4111111111111111")
 	require.NotContains(t, out, "\x1b")
 }

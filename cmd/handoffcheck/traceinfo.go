@@ -38,10 +38,13 @@ type traceIndex struct {
 	traces map[string]*traceInfo
 	opts   agentgraph.Options // the processor's: its graphs ride along in the context
 	fp     agentgraph.Fingerprint
+	// mask is the exporter's redaction: the service name is trace data, shown on console
+	// lines and in the summary as the reports show it.
+	mask func(string) string
 }
 
-func newTraceIndex(opts agentgraph.Options) *traceIndex {
-	return &traceIndex{traces: map[string]*traceInfo{}, opts: opts, fp: opts.Fingerprint()}
+func newTraceIndex(opts agentgraph.Options, mask func(string) string) *traceIndex {
+	return &traceIndex{traces: map[string]*traceInfo{}, opts: opts, fp: opts.Fingerprint(), mask: mask}
 }
 
 func (x *traceIndex) get(id string) *traceInfo {
@@ -91,7 +94,7 @@ func (x *traceIndex) sawGraph(g *agentgraph.Graph) {
 	defer x.mu.Unlock()
 	ti := x.get(g.TraceID.String())
 	if sel.ServiceName != "" {
-		ti.service = sel.ServiceName
+		ti.service = x.mask(sel.ServiceName)
 	}
 	if st := report.TraceStart(g); !st.IsZero() && (ti.start.IsZero() || st.Before(ti.start)) {
 		ti.start = st.UTC()

@@ -110,11 +110,12 @@ type traceSet struct {
 	what          string // "the 2 traces given", "the 1 trace of file x.json"
 	graphs        []*agentgraph.Graph
 	agents, tools map[string]bool
+	mask          func(string) string // the exporter's redaction, for the names a warning lists
 }
 
-func newTraceSet(what string, graphs []*agentgraph.Graph) *traceSet {
-	ts := &traceSet{what: what, graphs: graphs, agents: map[string]bool{}, tools: map[string]bool{}}
-	x := newTraceIndex(agentgraph.Options{})
+func newTraceSet(what string, graphs []*agentgraph.Graph, mask func(string) string) *traceSet {
+	ts := &traceSet{what: what, graphs: graphs, agents: map[string]bool{}, tools: map[string]bool{}, mask: mask}
+	x := newTraceIndex(agentgraph.Options{}, mask)
 	for _, g := range graphs {
 		x.sawGraph(g)
 		ti := x.lookup(g.TraceID.String())
@@ -157,6 +158,11 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 		printError(stderr, fmt.Errorf("%s.%s: %w", c.section, c.expID, err))
 		return exitUsage
 	}
+	policy, err := ecfg.Redaction.Compile(ecfg.Judge.Redact...)
+	if err != nil {
+		printError(stderr, fmt.Errorf("%s.%s: %w", c.section, c.expID, err))
+		return exitUsage
+	}
 	// Made as replay makes it, not started: what only the component checks (the judge's
 	// key in the environment, the judge's redaction patterns) fails here too.
 	if _, err := assertionexporter.CreateTracesWithResults(exporter.Settings{
@@ -182,9 +188,9 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 			printLine(stderr, "handoffcheck: %v", err)
 			return exitUsage
 		}
-		noTraceID = newTraceIndex(opts).sawFile("", td)
+		noTraceID = newTraceIndex(opts, policy.Redact).sawFile("", td)
 		graphs := agentgraph.BuildAll(td, opts)
-		given = newTraceSet(fmt.Sprintf("the %s given", tracesText(len(graphs))), graphs)
+		given = newTraceSet(fmt.Sprintf("the %s given", tracesText(len(graphs))), graphs, policy.Redact)
 	}
 	fileSets := map[string]*traceSet{}
 	var all []*agentgraph.Graph
@@ -202,7 +208,7 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 			return exitUsage
 		}
 		graphs := agentgraph.BuildAll(td, opts)
-		fileSets[f] = newTraceSet(fmt.Sprintf("the %s of %s", tracesText(len(graphs)), f), graphs)
+		fileSets[f] = newTraceSet(fmt.Sprintf("the %s of %s", tracesText(len(graphs)), f), graphs, policy.Redact)
 		all = append(all, graphs...)
 	}
 
@@ -257,7 +263,7 @@ func validate(ctx context.Context, o options, files []string, strict bool, stdou
 		}
 	}
 	if len(all) > 0 {
-		defaults := newTraceSet(fmt.Sprintf("the %s", tracesText(len(all))), all)
+		defaults := newTraceSet(fmt.Sprintf("the %s", tracesText(len(all))), all, policy.Redact)
 		for _, ref := range expectationRefs("defaults", ecfg.Defaults.AgentExpectations) {
 			warnRef(warn, ref, defaults)
 		}
@@ -292,6 +298,9 @@ func warnRef(warn func(string, ...any), ref nameRef, ts *traceSet) {
 	}
 	list := "none"
 	if len(seen) > 0 {
+		for i, n := range seen {
+			seen[i] = ts.mask(n)
+		}
 		list = strings.Join(seen, ", ")
 	}
 	warn("%s: %s %s never appears in %s (%ss seen: %s)", ref.where, ref.kind, ref.name, ts.what, ref.kind, list)
