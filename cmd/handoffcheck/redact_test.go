@@ -45,3 +45,29 @@ func TestConsoleLinesRedactedAndEscaped(t *testing.T) {
 	require.NotContains(t, out, "4111111111111111")
 	require.NotContains(t, out, "\x1b")
 }
+
+// TestConsoleServiceNameBounded: the service name beside every console line is cut (a 10 MB
+// service.name made 21 MB of console output for two results).
+func TestConsoleServiceNameBounded(t *testing.T) {
+	b := tr.New(0x3d)
+	root := b.Agent(nil, "triage", 0, 100)
+	b.Agent(root, "worker", 10, 90)
+	td := b.Traces()
+	for _, rs := range td.ResourceSpans().All() {
+		rs.Resource().Attributes().PutStr("service.name", strings.Repeat("S", 1<<20))
+	}
+	raw, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	spans := filepath.Join(t.TempDir(), "trace.json")
+	require.NoError(t, os.WriteFile(spans, raw, 0o644))
+	code, out, errOut := runCmd(t, "replay", "--config", config(t, `
+      - name: flat
+        steps:
+          - action: ASSERT_AGENT_TOPOLOGY
+            maxDepth: 0
+`), spans)
+	require.Equal(t, exitFail, code, errOut)
+	line := strings.SplitN(out, "\n", 2)[0]
+	require.Contains(t, line, "service "+strings.Repeat("S", maxServiceName)+"…)")
+	require.Less(t, len(line), 2*maxServiceName+400, line[:200])
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanfile"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
 // traceInfo is where a judged trace came from, for the console, the JSON summary and
@@ -42,6 +43,9 @@ type traceIndex struct {
 	// lines and in the summary as the reports show it.
 	mask func(string) string
 }
+
+// maxServiceName bounds the service name a console line and the summary show.
+const maxServiceName = 256
 
 func newTraceIndex(opts agentgraph.Options, mask func(string) string) *traceIndex {
 	return &traceIndex{traces: map[string]*traceInfo{}, opts: opts, fp: opts.Fingerprint(), mask: mask}
@@ -94,7 +98,8 @@ func (x *traceIndex) sawGraph(g *agentgraph.Graph) {
 	defer x.mu.Unlock()
 	ti := x.get(g.TraceID.String())
 	if sel.ServiceName != "" {
-		ti.service = x.mask(sel.ServiceName)
+		// Bounded as results' names are: a console line shows it beside every result.
+		ti.service = textsafe.Clip(x.mask(sel.ServiceName), maxServiceName)
 	}
 	if st := report.TraceStart(g); !st.IsZero() && (ti.start.IsZero() || st.Before(ti.start)) {
 		ti.start = st.UTC()

@@ -1,8 +1,19 @@
 package rules
 
-import "github.com/otelcol-handoff/otelcol-handoff/internal/redact"
+import (
+	"github.com/otelcol-handoff/otelcol-handoff/internal/redact"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
+)
 
-// Redact masks, in place, the text fields of results that may quote trace content:
+// Bounds of a result's texts once masked: names and messages quote trace data, and one
+// 10 MB agent name repeated in every result made tens of MB of console, JSON-lines and
+// JUnit output. The bounds are far above any message a rule writes about sane data.
+const (
+	maxResultText = 8 << 10
+	maxResultName = 1 << 10
+)
+
+// Redact masks (and bounds), in place, the text fields of results that may quote trace content:
 // expected, actual, message, the handoff's agent names and the judge's reason (the
 // verdict is copied, never changed where other results share it). Ids, case and step
 // names come from the config or are hex and are left as they are, and so are the ids of
@@ -14,13 +25,14 @@ func Redact(results []Result, p *redact.Policy) {
 	}
 }
 
-// RedactResult returns r with its text fields masked (see Redact).
+// RedactResult returns r with its text fields masked (see Redact) and bounded (masked
+// first, so a cut never leaves part of a secret unrecognised).
 func RedactResult(r Result, p *redact.Policy) Result {
-	r.Expected = p.RedactKeeping(r.Expected, r.Spans)
-	r.Actual = p.RedactKeeping(r.Actual, r.Spans)
-	r.Message = p.RedactKeeping(r.Message, r.Spans)
-	r.From = p.Redact(r.From)
-	r.To = p.Redact(r.To)
+	r.Expected = textsafe.Clip(p.RedactKeeping(r.Expected, r.Spans), maxResultText)
+	r.Actual = textsafe.Clip(p.RedactKeeping(r.Actual, r.Spans), maxResultText)
+	r.Message = textsafe.Clip(p.RedactKeeping(r.Message, r.Spans), maxResultText)
+	r.From = textsafe.Clip(p.Redact(r.From), maxResultName)
+	r.To = textsafe.Clip(p.Redact(r.To), maxResultName)
 	if r.Judge != nil {
 		if reason := p.Redact(r.Judge.Reason); reason != r.Judge.Reason {
 			v := *r.Judge

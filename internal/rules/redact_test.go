@@ -2,6 +2,7 @@ package rules
 
 import (
 	"encoding/hex"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,6 +40,22 @@ func TestRedactResults(t *testing.T) {
 	require.NoError(t, err)
 	kept := RedactResult(Result{Message: "4111111111111111"}, off)
 	require.Equal(t, "4111111111111111", kept.Message)
+}
+
+// TestRedactBoundsTexts: a result quoting a 10 MB agent name is cut, masked first.
+func TestRedactBoundsTexts(t *testing.T) {
+	huge := strings.Repeat("a", 10<<20)
+	r := RedactResult(Result{
+		Message: "agent " + huge + " did not run", Actual: huge, Expected: "ok",
+		From: huge, To: "card 4111111111111111 " + huge,
+	}, nil)
+	require.Len(t, r.Message, maxResultText+len("…"))
+	require.True(t, strings.HasPrefix(r.Message, "agent aaa") && strings.HasSuffix(r.Message, "a…"))
+	require.Len(t, r.Actual, maxResultText+len("…"))
+	require.Equal(t, "ok", r.Expected)
+	require.Len(t, r.From, maxResultName+len("…"))
+	require.True(t, strings.HasPrefix(r.To, "card [REDACTED:card] aaa"), r.To[:40])
+	require.Len(t, r.To, maxResultName+len("…"))
 }
 
 // TestRedactKeepsQuotedSpanIDs: a span id is 16 hex digits; about one in 40,000 random ids
