@@ -36,14 +36,14 @@ var maskRE = func() *regexp.Regexp {
 const quoteSlack = 1024
 
 // clip renders s on one line (whitespace runs as one space), masked by the redaction
-// policy, cut at n bytes; a mask the cut would split is kept whole.
+// policy, cut at n bytes; a mask the cut would split is kept whole. Masked on one line,
+// as a message shows it: the built-in detectors find there all they find in s, and more
+// ("Bearer\n<token>", a card split over lines).
 func clip(s string, n int) string {
 	if len(s) > n+quoteSlack {
 		s = textsafe.Cut(s, n+quoteSlack) + "…"
 	}
-	p := quotePolicy()
-	// Masked as is, and again on one line (where "Bearer\n<token>" reads as a bearer token).
-	s = p.Redact(strings.Join(strings.Fields(p.Redact(s)), " "))
+	s = quotePolicy().Redact(oneLine(s))
 	if len(s) <= n {
 		return s
 	}
@@ -60,25 +60,20 @@ func clip(s string, n int) string {
 	return textsafe.Cut(s, cut) + "…"
 }
 
-// redactedText is a text of the trace with what the policy masks in it.
+// oneLine is s with every whitespace run as one space.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// redactedText is a text of the trace, on one line as a message shows it, with what the
+// policy masks in it.
 type redactedText struct {
 	src, masked string
 	// open is the masked text with the masks blanked: what of src a message may show.
 	open string
-	// line is the same for src on one line, when that differs (redactedLines).
-	line *redactedText
 }
 
-// redactedLines is redactedOf(src), also read on one line, as a message shows it (where
-// "Bearer\n<token>" reads as a bearer token).
-func redactedLines(src string) redactedText {
-	t := redactedOf(src)
-	if one := strings.Join(strings.Fields(src), " "); one != src {
-		l := redactedOf(one)
-		t.line = &l
-	}
-	return t
-}
+// redactedLines is redactedOf(src on one line): there the detectors find all they find in
+// src, and more ("Bearer\n<token>" reads as a bearer token).
+func redactedLines(src string) redactedText { return redactedOf(oneLine(src)) }
 
 func redactedOf(src string) redactedText {
 	r := quotePolicy().Redact(src)
@@ -121,30 +116,27 @@ func wordOf(lower string) occurrences {
 	}
 }
 
-// maskFor reports whether the policy masks (part of) an occurrence of a piece in t (and,
-// from redactedLines, in t on one line): fewer occurrences stand in the masked text than
-// in the text. It returns the mask to quote instead of the piece: the typed mask of the
-// secret around it when that can be told, else [REDACTED].
+// maskFor reports whether the policy masks (part of) an occurrence of a piece in t: fewer
+// occurrences stand in the masked text than in the text. It returns the mask to quote
+// instead of the piece: the typed mask of the secret around it when that can be told, else
+// [REDACTED].
 func (t redactedText) maskFor(find occurrences) (string, bool) {
-	for rt := &t; rt != nil; rt = rt.line {
-		if !rt.masks() {
-			continue
-		}
-		occ := find(rt.src)
-		if len(find(rt.open)) >= len(occ) {
-			continue
-		}
-		for k, o := range occ {
-			if k == maxMaskProbes {
-				break
-			}
-			if m := maskAround(rt.src, o[0], o[1], find); m != "" {
-				return m, true
-			}
-		}
-		return redact.Mask, true
+	if !t.masks() {
+		return "", false
 	}
-	return "", false
+	occ := find(t.src)
+	if len(find(t.open)) >= len(occ) {
+		return "", false
+	}
+	for k, o := range occ {
+		if k == maxMaskProbes {
+			break
+		}
+		if m := maskAround(t.src, o[0], o[1], find); m != "" {
+			return m, true
+		}
+	}
+	return redact.Mask, true
 }
 
 // maxMaskProbes bounds the occurrences maskFor reads the mask of.
