@@ -81,11 +81,15 @@ type ReleaseConfig struct {
 	_ struct{}
 }
 
+// MaxNumTraces is the largest num_traces: what a replay (handoffcheck) that holds every
+// trace until the end of its input sets.
+const MaxNumTraces = 10_000_000
+
 // Upper bounds of the config: beyond them a value is a typo, not a sizing choice, and
 // would make the processor allocate (ring, shards) or hold far more than any host has.
 const (
 	maxNumShards         = 1024
-	maxNumTraces         = 10_000_000
+	maxNumTraces         = MaxNumTraces
 	maxLateSpanCacheSize = 10_000_000
 	// maxLinkCacheSize: about 400 MB at ~40 bytes per span (README, "Tuning and sizing").
 	maxLinkCacheSize   = 10_000_000

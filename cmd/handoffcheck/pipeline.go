@@ -370,12 +370,11 @@ func (pl *pipeline) abort(ctx context.Context) {
 	_ = pl.exp.Shutdown(ctx)
 }
 
-// Replay limits (holdUntilEndOfInput): a wait that never ends within a run, and
-// handoffprocessor's upper bound of num_traces (its maxNumTraces; a test checks it
-// validates).
+// Replay limits (holdUntilEndOfInput): a wait that never ends within a run, and the
+// processor's upper bound of num_traces.
 const (
 	replayHold      = 100 * 365 * 24 * time.Hour
-	replayNumTraces = 10_000_000
+	replayNumTraces = handoffprocessor.MaxNumTraces
 )
 
 // holdUntilEndOfInput makes the processor of a replay release every trace at the end of
