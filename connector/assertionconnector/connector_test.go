@@ -547,22 +547,14 @@ func selfSet(kvs ...attribute.KeyValue) attribute.Set {
 func TestMetricAgentNamesRedacted(t *testing.T) {
 	const secret = "4111111111111111"
 	rename := func(td ptrace.Traces) {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					sp := spans.At(k)
-					sp.SetName(strings.ReplaceAll(sp.Name(), "weather_specialist", "weather_"+secret))
-					for key, v := range sp.Attributes().All() {
-						if v.Type() == pcommon.ValueTypeStr {
-							sp.Attributes().PutStr(key, strings.ReplaceAll(v.Str(), "weather_specialist", "weather_"+secret))
-						}
-					}
+		spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
+			sp.SetName(strings.ReplaceAll(sp.Name(), "weather_specialist", "weather_"+secret))
+			for key, v := range sp.Attributes().All() {
+				if v.Type() == pcommon.ValueTypeStr {
+					sp.Attributes().PutStr(key, strings.ReplaceAll(v.Str(), "weather_specialist", "weather_"+secret))
 				}
 			}
-		}
+		})
 	}
 	h := newHarness(t, weatherConfig(t))
 	h.consume(t, releasedWith(t, rename, "google-adk-ok.json"))

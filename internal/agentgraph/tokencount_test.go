@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 )
 
 // TestTokenCountsOutOfRange: a negative token count, a double past int64, or counters
@@ -18,7 +20,7 @@ func TestTokenCountsOutOfRange(t *testing.T) {
 	rootTokens := func(set func(i int, attrs pcommon.Map)) int64 {
 		td := readTraces(t, path)
 		i := 0
-		forEachSpan(td, func(s ptrace.Span) {
+		spanwalk.Each(td, func(_ pcommon.Resource, s ptrace.Span) {
 			if _, ok := s.Attributes().Get("gen_ai.usage.input_tokens"); ok {
 				set(i, s.Attributes())
 				i++
@@ -57,16 +59,4 @@ func TestTokenCountsOutOfRange(t *testing.T) {
 	n, ok := intValue(pcommon.NewValueDouble(1234.9))
 	require.True(t, ok)
 	require.Equal(t, int64(1234), n)
-}
-
-func forEachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
-	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		sss := td.ResourceSpans().At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				fn(spans.At(k))
-			}
-		}
-	}
 }
