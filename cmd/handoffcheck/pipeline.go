@@ -31,6 +31,7 @@ import (
 	"github.com/otelcol-handoff/otelcol-handoff/internal/judge"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/rules/steps"
+	"github.com/otelcol-handoff/otelcol-handoff/internal/spanwalk"
 	"github.com/otelcol-handoff/otelcol-handoff/internal/textsafe"
 )
 
@@ -399,15 +400,11 @@ func (pl *pipeline) watchEarly(next consumer.Traces) consumer.Traces {
 	c, _ := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
 		if ctx.Value(endOfInputKey{}) == nil {
 			pl.earlyMu.Lock()
-			for _, rs := range td.ResourceSpans().All() {
-				for _, ss := range rs.ScopeSpans().All() {
-					for _, sp := range ss.Spans().All() {
-						if id := sp.TraceID(); !id.IsEmpty() {
-							pl.early[id] = true
-						}
-					}
+			spanwalk.Each(td, func(_ pcommon.Resource, sp ptrace.Span) {
+				if id := sp.TraceID(); !id.IsEmpty() {
+					pl.early[id] = true
 				}
-			}
+			})
 			pl.earlyMu.Unlock()
 		}
 		return next.ConsumeTraces(ctx, td)
