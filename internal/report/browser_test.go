@@ -19,16 +19,20 @@ import (
 // clientsDir holds the pinned npm packages, mermaid among them (make e2e-clients).
 const clientsDir = "../../e2e/clients"
 
-// chromium finds headless Chromium (Debian's package: make chromium installs it). The
-// browser test skips only where it is not installed, and never in CI.
-func chromium(t *testing.T) string {
+// chromium finds headless Chromium (Debian's package: make chromium installs it).
+func chromium(t *testing.T) string { return debianTool(t, "chromium") }
+
+// debianTool is the path of a tool `make test` installs from Debian's package of the same
+// name (make NAME). A test that needs it skips only where it is not installed, and never in
+// CI.
+func debianTool(t *testing.T, name string) string {
 	t.Helper()
-	path, err := exec.LookPath("chromium")
+	path, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed: `make test` installs Debian's chromium (make chromium) before the tests")
+			t.Fatalf("%s is not installed: `make test` installs Debian's %s (make %s) before the tests", name, name, name)
 		}
-		t.Skip("chromium is not installed: `make chromium` installs Debian's chromium (pinned); this test never skips in CI")
+		t.Skipf("%s is not installed: `make %s` installs Debian's %s (pinned); this test never skips in CI", name, name, name)
 	}
 	return path
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html"
 	"math/rand"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -174,14 +173,7 @@ func unescapeMarkdown(t *testing.T, s string) string {
 // test` installs Debian's package with make cmark-gfm).
 func cmarkGFM(t *testing.T, md string) string {
 	t.Helper()
-	path, err := exec.LookPath("cmark-gfm")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("cmark-gfm is not installed: `make test` installs Debian's cmark-gfm (make cmark-gfm) before the tests")
-		}
-		t.Skip("cmark-gfm is not installed (make cmark-gfm): the rendered Markdown is not checked; this test never skips in CI")
-	}
-	cmd := exec.Command(path, "-e", "table", "-e", "autolink", "-e", "strikethrough", "-e", "tagfilter")
+	cmd := exec.Command(debianTool(t, "cmark-gfm"), "-e", "table", "-e", "autolink", "-e", "strikethrough", "-e", "tagfilter")
 	cmd.Stdin = strings.NewReader(md)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
